@@ -1,0 +1,3 @@
+from kpredict.cli import main
+
+main()

@@ -1,0 +1,225 @@
+"""The dataclasses that flow between kpredict's stages, all in one place.
+
+source -> frontend (FunctionGraph) -> models (Kernel lists) -> traffic (Figures) -> report (FileReport).
+Nothing here knows libcst or torch, so every stage and every renderer can import it cheaply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Target = Literal["cuda", "cpu"]
+TARGETS: tuple[str, ...] = ("cuda", "cpu")
+
+# What a count can be: a plain int, or a symbolic expression in unknown names ("4 + 13*n_layer").
+Count = int | str
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A source range, 1-based lines and 0-based columns (libcst's convention)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True, slots=True)
+class TensorMeta:
+    """What is known statically about a tensor: each part may be unknown (None)."""
+
+    shape: tuple[int | None, ...] | None = None
+    dtype: str | None = None
+    device: str | None = None
+
+    @property
+    def numel(self) -> int | None:
+        if self.shape is None or any(d is None for d in self.shape):
+            return None
+        n = 1
+        for d in self.shape:
+            n *= d  # type: ignore[operator]
+        return n
+
+    @property
+    def nbytes(self) -> int | None:
+        n = self.numel
+        size = DTYPE_SIZES.get(self.dtype or "")
+        if n is None or size is None:
+            return None
+        return n * size
+
+
+DTYPE_SIZES: dict[str, int] = {
+    "float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4,
+    "int16": 2, "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16,
+    "float8_e4m3fn": 1, "float8_e5m2": 1,
+}
+
+
+@dataclass(slots=True)
+class Value:
+    """A tensor value in the op graph. Views share `storage` with their base."""
+
+    vid: int
+    meta: TensorMeta
+    storage: int
+    contiguous: bool = True
+    producer: int | None = None  # op id; None for function inputs and constants
+    is_input: bool = False
+    name: str | None = None
+
+
+@dataclass(slots=True)
+class Op:
+    """One tensor operation found in the source, after resolving aliases and calls.
+
+    `category` comes from rules/ (pointwise, reduction, view, extern, ...); `eager_kernels`
+    is what eager mode launches for it on the chosen target; `aten` are the names Inductor
+    would put into a fused kernel's name.
+    """
+
+    oid: int
+    name: str
+    category: str
+    span: Span
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    mutates: tuple[int, ...] = ()
+    aten: tuple[str, ...] = ()
+    eager_kernels: int = 0
+    eager_reads: int | None = None  # override of the default transfer count (multi-kernel ops)
+    eager_writes: int | None = None
+    syncs: int = 0
+    graph: int = 0  # index of the torch.compile graph this op falls in (breaks increment it)
+    compiled: str = "generated"  # generated | extern | fallback | eager (how Inductor emits it)
+    reduce_numel: int | None = None  # for reductions: number of outputs x reduced length known?
+    reduce_len: int | None = None
+    reduce_axis: str | None = None  # "inner" | "outer" | "all"
+    free_reason: str | None = None  # why a normally launching op launches nothing here
+    via: tuple[str, ...] = ()  # inlined call chain: qualnames of the helpers it came through
+
+
+@dataclass(frozen=True, slots=True)
+class GraphBreak:
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """Something that looked like a tensor operation but could not be classified."""
+
+    line: int
+    name: str
+
+
+@dataclass(slots=True)
+class FunctionGraph:
+    """The op graph of one function (with its helpers inlined), in program order."""
+
+    qualname: str
+    span: Span
+    ops: list[Op] = field(default_factory=list)
+    values: dict[int, Value] = field(default_factory=dict)
+    inputs: list[int] = field(default_factory=list)
+    returns: list[int] = field(default_factory=list)
+    graph_breaks: list[GraphBreak] = field(default_factory=list)
+    unknowns: list[Unknown] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    compiled_call: bool = False  # the function is wrapped by torch.compile somewhere in the file
+
+    def to_networkx(self):  # -> networkx.DiGraph
+        """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for v in self.values.values():
+            g.add_node(("v", v.vid), value=v)
+        for op in self.ops:
+            g.add_node(("o", op.oid), op=op)
+            for i in op.inputs:
+                g.add_edge(("v", i), ("o", op.oid))
+            for o in op.outputs:
+                g.add_edge(("o", op.oid), ("v", o))
+        return g
+
+
+@dataclass(slots=True)
+class Kernel:
+    """One launch predicted by a model (eager or compiled)."""
+
+    name: str
+    ops: tuple[int, ...]
+    reads: tuple[int, ...]  # value ids read from memory
+    writes: tuple[int, ...]  # value ids written to memory
+    kind: str = "generated"  # generated | extern | fallback | eager
+    graph: int = 0
+    launches: int = 1
+
+
+@dataclass(slots=True)
+class Figures:
+    """Per-mode totals for one function."""
+
+    kernels: Count = 0
+    reads: Count = 0
+    writes: Count = 0
+    bytes: Count | None = 0
+    syncs: Count = 0
+
+
+@dataclass(slots=True)
+class CompiledFigures(Figures):
+    graphs: int = 1
+    graph_breaks: list[GraphBreak] = field(default_factory=list)
+    kernel_names: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class OpRow:
+    span: Span
+    op: str
+    kind: str
+    kernels: int
+    reads: int
+    writes: int
+    group: int | None  # index into the compiled kernel list, None when the op launches nothing
+
+
+@dataclass(slots=True)
+class Finding:
+    code: str
+    severity: str
+    qualname: str
+    span: Span
+    message: str
+    name: str = ""
+
+
+@dataclass(slots=True)
+class FunctionReport:
+    qualname: str
+    line: int
+    eager: Figures
+    compiled: CompiledFigures
+    ops: list[OpRow] = field(default_factory=list)
+    unknown: list[Unknown] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    graph: FunctionGraph | None = None  # kept for lint rules; never serialized
+
+
+@dataclass(slots=True)
+class FileReport:
+    path: str
+    error: str | None = None
+    functions: list[FunctionReport] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Report:
+    target: str
+    files: list[FileReport] = field(default_factory=list)

@@ -1,0 +1,153 @@
+"""Facts about ops, loaded from the TOML files in rules/.
+
+rules/generated.toml is written by scripts/gen_rules.py from torch's own metadata (op tags,
+schemas, Inductor's lowerings and fallbacks); rules/ops.toml holds the hand-written entries and
+overrides, each with a `source`. This module only reads them; it never imports torch.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+# Categories the models understand. Everything in rules/ maps onto these.
+CATEGORIES = (
+    "pointwise",  # elementwise math, casts, copies, creation fills, gathers: fusible
+    "reduction",  # sum/mean/amax/softmax/layer_norm...: fusible with same-row pointwise
+    "view",  # metadata only: no kernel anywhere
+    "alloc",  # empty*: allocation only, no kernel
+    "extern",  # matmul, conv, attention: a library kernel, never fused
+    "fallback",  # Inductor calls the aten op (sort, topk, nonzero, ...)
+    "random",  # RNG: fusible, plus one seed launch per compiled graph
+    "sync",  # .item(), .tolist(): a device->host copy and a graph break
+    "noop",  # returns its input (detach, .to() of the same dtype handled by free_when)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OpFact:
+    name: str
+    category: str
+    aten: tuple[str, ...] = ()
+    eager: dict[str, int] = field(default_factory=dict)  # target -> kernels in eager mode
+    compiled: dict[str, str] = field(default_factory=dict)  # target -> generated|extern|fallback
+    shape: str = "same"
+    dtype: str = "same"
+    inplace: bool = False
+    free_when: str | None = None
+    returns: str = "tensor"
+    eager_traffic: tuple[int, int] | None = None  # (reads, writes) when not the default
+    graph_break: str | None = None  # reason, when the op breaks a torch.compile graph
+    source: str = ""
+
+    def eager_kernels(self, target: str) -> int:
+        if self.category in ("view", "alloc", "noop", "sync"):
+            return self.eager.get(target, 0)
+        return self.eager.get(target, 1)
+
+    def compiled_as(self, target: str) -> str:
+        if self.category == "extern":
+            return self.compiled.get(target, "extern")
+        if self.category == "fallback":
+            return self.compiled.get(target, "fallback")
+        return self.compiled.get(target, "generated")
+
+
+@dataclass(slots=True)
+class OpTable:
+    ops: dict[str, OpFact]
+    api: dict[str, str]  # dotted python name (torch.nn.functional.gelu) -> op name
+    methods: dict[str, str]  # Tensor method name -> op name
+    modules: dict[str, dict]  # torch.nn module class -> catalogue entry (issue 4)
+    version: str
+
+    def for_api(self, dotted: str) -> OpFact | None:
+        name = self.api.get(dotted)
+        return self.ops.get(name) if name else None
+
+    def for_method(self, method: str) -> OpFact | None:
+        name = self.methods.get(method)
+        return self.ops.get(name) if name else None
+
+
+def _rules_dir() -> Path:
+    try:
+        p = resources.files("kpredict._rules")
+        if p.joinpath("ops.toml").is_file():
+            return Path(str(p))
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parent.parent / "rules"
+
+
+def _as_target_map(v, default_targets=("cuda", "cpu")) -> dict:
+    if v is None:
+        return {}
+    if isinstance(v, dict):
+        return dict(v)
+    return {t: v for t in default_targets}
+
+
+def _fact(name: str, d: dict, base: OpFact | None = None) -> OpFact:
+    b = base
+    et = d.get("eager_traffic", b.eager_traffic if b else None)
+    return OpFact(
+        name=name,
+        category=d.get("category", b.category if b else "pointwise"),
+        aten=tuple(d.get("aten", b.aten if b else (name.rstrip("_") or name,))),
+        eager={**(b.eager if b else {}), **_as_target_map(d.get("eager"))},
+        compiled={**(b.compiled if b else {}), **_as_target_map(d.get("compiled"))},
+        shape=d.get("shape", b.shape if b else "same"),
+        dtype=d.get("dtype", b.dtype if b else "same"),
+        inplace=d.get("inplace", b.inplace if b else False),
+        free_when=d.get("free_when", b.free_when if b else None),
+        returns=d.get("returns", b.returns if b else "tensor"),
+        eager_traffic=tuple(et) if et is not None else None,
+        graph_break=d.get("graph_break", b.graph_break if b else None),
+        source=d.get("source", b.source if b else ""),
+    )
+
+
+def load_table(rules_dir: Path | None = None) -> OpTable:
+    """Merge generated facts with hand entries (hand wins, field by field)."""
+    d = rules_dir or _rules_dir()
+    gen_path = d / "generated.toml"
+    gen = tomllib.loads(gen_path.read_text()) if gen_path.is_file() else {}
+    hand = tomllib.loads((d / "ops.toml").read_text())
+    mods_path = d / "modules.toml"
+    mods = tomllib.loads(mods_path.read_text()) if mods_path.is_file() else {}
+
+    ops: dict[str, OpFact] = {}
+    api: dict[str, str] = {}
+    methods: dict[str, str] = {}
+    for name, g in gen.get("op", {}).items():
+        ops[name] = _fact(name, g)
+        for spelling in g.get("api", []):
+            api[spelling] = name
+        for m in g.get("methods", []):
+            methods[m] = name
+    for name, h in hand.get("op", {}).items():
+        ops[name] = _fact(name, h, ops.get(name))
+        for spelling in h.get("api", []):
+            api[spelling] = name
+        for m in h.get("methods", []):
+            methods[m] = name
+    api.update(hand.get("api", {}))
+    methods.update(hand.get("methods", {}))
+    for k, v in list(api.items()):
+        if v not in ops:
+            del api[k]
+    for k, v in list(methods.items()):
+        if v not in ops:
+            del methods[k]
+    version = f"{gen.get('meta', {}).get('torch', 'none')}+{hand.get('meta', {}).get('version', '0')}"
+    return OpTable(ops=ops, api=api, methods=methods, modules=mods.get("module", {}), version=version)
+
+
+@lru_cache(maxsize=4)
+def default_table() -> OpTable:
+    """The packaged table, loaded once per process (a pure function of the files on disk)."""
+    return load_table()

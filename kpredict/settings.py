@@ -1,0 +1,24 @@
+"""Settings that change what kpredict predicts (and so belong in the cache key)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class Settings:
+    target: str = "cuda"  # cuda | cpu
+    mode: str = "eval"  # eval | train: module mode assumed for nn.Module code
+    dims: tuple[tuple[str, int], ...] = ()  # values for symbolic names (--dim n_layer=12)
+    max_unroll: int = 4096  # ops emitted per loop before counting stops being exact
+    extra: tuple[tuple[str, str], ...] = field(default=())
+
+    def key(self) -> str:
+        """A stable digest for caches."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+    @property
+    def dim_map(self) -> dict[str, int]:
+        return dict(self.dims)
