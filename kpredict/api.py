@@ -43,7 +43,7 @@ def analyze_source(
         return FileReport(path=path, error=str(e))
     functions: list[FunctionReport] = []
     for fg in build_graphs(module, table, settings, only=only):
-        ek = eager_kernels(fg, settings.target)
+        ek = eager_kernels(fg, settings.target, table)
         ck = compiled_kernels(fg, settings.target)
         functions.append(function_report(fg, ek, ck, settings))
     if only is not None and not functions:

@@ -147,6 +147,17 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
     return OpTable(ops=ops, api=api, methods=methods, modules=mods.get("module", {}), version=version)
 
 
+def load_targets(rules_dir: Path | None = None) -> dict[str, dict]:
+    """Per-target Inductor facts (rules/targets.toml): the only place cuda and cpu differ in code paths."""
+    d = rules_dir or _rules_dir()
+    return tomllib.loads((d / "targets.toml").read_text())["target"]
+
+
+@lru_cache(maxsize=2)
+def default_targets() -> dict[str, dict]:
+    return load_targets()
+
+
 @lru_cache(maxsize=4)
 def default_table() -> OpTable:
     """The packaged table, loaded once per process (a pure function of the files on disk)."""

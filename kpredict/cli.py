@@ -1,0 +1,82 @@
+"""Command line: only wiring. `kpredict PATH` is `kpredict report PATH`; `kpredict --verify ...` is `kpredict verify ...`."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kpredict import __version__
+from kpredict.api import analyze_paths
+from kpredict.ir import Report
+from kpredict.settings import Settings
+
+
+class DefaultGroup(click.Group):
+    """A group whose first argument, when not a command name, goes to the default command."""
+
+    default_command = "report"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--verify" in args:
+            args = ["verify"] + [a for a in args if a != "--verify"]
+        elif args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = [self.default_command] + list(args)
+        elif not args:
+            args = [self.default_command]
+        return super().parse_args(ctx, args)
+
+
+def parse_dims(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    out = []
+    for v in values:
+        name, _, num = v.partition("=")
+        if not name or not num.strip().lstrip("-").isdigit():
+            raise click.BadParameter(f"expected NAME=INT, got {v!r}", param_hint="--dim")
+        out.append((name.strip(), int(num)))
+    return tuple(out)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kpredict")
+def main() -> None:
+    """Predict the GPU kernels and memory traffic of PyTorch code, eager and under torch.compile, without running it."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--target", type=click.Choice(["cuda", "cpu"]), default="cuda", show_default=True,
+              help="Backend to predict for.")
+@click.option("--mode", type=click.Choice(["eval", "train"]), default="eval", show_default=True,
+              help="Module mode assumed for nn.Module code (self.training, Dropout, BatchNorm).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--dim", "dims", multiple=True, metavar="NAME=INT", help="Value for a symbolic size (repeatable).")
+@click.option("-v", "--verbose", is_flag=True, help="Show view ops too.")
+def report(paths: tuple[str, ...], target: str, mode: str, fmt: str, dims: tuple[str, ...], verbose: bool) -> None:
+    """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
+    settings = Settings(target=target, mode=mode, dims=parse_dims(dims))
+    rep = Report(target=target, files=list(analyze_paths(paths, settings)))
+    if fmt == "json":
+        from kpredict.render.json_report import render
+        click.echo(render(rep), nl=False)
+    else:
+        from kpredict.render.text_report import render as render_text
+        for f in rep.files:
+            if f.error:
+                click.echo(f"{f.path}: error: {f.error}", err=True)
+        click.echo(render_text(Report(target, [f for f in rep.files if not f.error]), verbose), nl=False)
+    failed = any(f.error for f in rep.files)
+    findings = any(f.findings for f in rep.files)
+    sys.exit(2 if failed else (1 if findings else 0))
+
+
+def _register_optional() -> None:
+    """Commands that live in their own packages (verify needs no torch to import its CLI)."""
+    try:
+        from kpredict.verify.command import verify_command
+    except ImportError:
+        return
+    main.add_command(verify_command, "verify")
+
+
+_register_optional()

@@ -1,0 +1,126 @@
+"""Which functions of a module get an op graph, and with what arguments.
+
+Module-level code runs first: it binds names, creates tensors whose shapes are then known, and
+calls functions; the first call of each function from module level gives that function's argument
+shapes. Every function is then analyzed on its own, with those shapes, or with the example inputs
+written above its `def` (`# kpredict: example a=randn(8)`), or with parameters as tensors of
+unknown shape.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from kpredict.frontend.interp import Frame, Interpreter, Shared, _Budget, _Break, _Continue, _Return, _span
+from kpredict.frontend.parse import ModuleInfo
+from kpredict.frontend.values import ClassRef, FuncRef, Instance, Py, Seq, TensorRef
+from kpredict.ir import FunctionGraph, Span, TensorMeta
+from kpredict.opfacts import OpTable
+from kpredict.settings import Settings
+
+
+def _returns(v: object) -> list[int]:
+    if isinstance(v, TensorRef):
+        return [v.vid]
+    if isinstance(v, Seq):
+        out: list[int] = []
+        for x in v.items:
+            out.extend(_returns(x))
+        return out
+    return []
+
+
+def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: Shared,
+                call_sites: dict, env: dict) -> tuple[FunctionGraph, set[str]]:
+    fg = FunctionGraph("<module>", Span(1, 0, len(module.lines) or 1, 0))
+    it = Interpreter(module, table, settings, fg, call_sites, env, shared)
+    it.stack.append("<module>")
+    frame = Frame(env=env, qualname="<module>")
+    for stmt in module.tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            env[stmt.name] = FuncRef(stmt.name)
+            for d in stmt.decorator_list:
+                if it.is_compile(it.ev(d, frame)) or (isinstance(d, ast.Call) and it.is_compile(it.ev(d.func, frame))):
+                    it.compiled_funcs.add(stmt.name)
+            continue
+        if isinstance(stmt, ast.ClassDef):
+            env[stmt.name] = ClassRef(stmt.name)
+            continue
+        try:
+            it.exec_stmt(stmt, frame)
+        except (_Return, _Break, _Continue):
+            break
+        except _Budget:
+            it.assume("module-level code too large to follow; figures cover its first part")
+            break
+    # what module-level code leaves bound is its result (it is not a compiled graph: keep it all live)
+    for v in env.values():
+        fg.returns.extend(vid for vid in _returns(v) if vid in fg.values)
+    return fg, it.compiled_funcs
+
+
+def _self_for(it: Interpreter, qualname: str, module: ModuleInfo) -> object:
+    cls = qualname.split(".")[0]
+    if cls not in module.classes:
+        return None
+    return it.construct(cls, [], {}, module.classes[cls])
+
+
+def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str | None = None,
+              examples: dict[str, dict[str, object]] | None = None) -> Iterator[FunctionGraph]:
+    shared = Shared()
+    call_sites: dict[str, list] = {}
+    env: dict[str, object] = {}
+    mod_fg, compiled = _run_module(module, table, settings, shared, call_sites, env)
+    if (only is None and mod_fg.ops) or only == "<module>":
+        yield mod_fg
+    for qualname, fdef in list(module.functions.items()):
+        if "<locals>" in qualname or (only is not None and qualname != only):
+            continue
+        fg = FunctionGraph(qualname, _span(fdef))
+        fg.compiled_call = qualname in compiled
+        it = Interpreter(module, table, settings, fg, {}, env, shared)
+        bound = _self_for(it, qualname, module) if "." in qualname else None
+        if "." in qualname and isinstance(fdef, ast.FunctionDef) and any(
+                isinstance(d, ast.Name) and d.id == "staticmethod" for d in fdef.decorator_list):
+            bound = None
+        args, kwargs = _arguments(it, qualname, fdef, call_sites, examples or {})
+        try:
+            ret = it.run_function(qualname, args, kwargs, bound=bound, node=fdef)
+        except _Budget:
+            it.assume("function too large to follow; figures cover its first part")
+            ret = None
+        except (_Break, _Continue):
+            ret = None
+        fg.returns = _returns(ret)
+        yield fg
+
+
+def _arguments(it: Interpreter, qualname: str, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
+               call_sites: dict, examples: dict[str, dict[str, object]]) -> tuple[list, dict]:
+    """Arguments for analyzing a function alone: its example comment, else its first module-level call."""
+    ex = examples.get(qualname)
+    if ex:
+        kwargs: dict[str, object] = {}
+        for name, v in ex.items():
+            if isinstance(v, TensorMeta):
+                kwargs[name] = it.new_tensor(v, is_input=True, name=name)
+            else:
+                kwargs[name] = Py(v)
+        return [], kwargs
+    site = call_sites.get(qualname)
+    if site:
+        args, kwargs = site
+        return [_fresh(it, a) for a in args], {k: _fresh(it, v) for k, v in kwargs.items()}
+    return [], {}
+
+
+def _fresh(it: Interpreter, v: object) -> object:
+    """A call-site tensor becomes a new input of the callee's graph, with the same shape and dtype."""
+    if isinstance(v, TensorRef):
+        src = it.shared.values[v.vid]
+        return it.new_tensor(src.meta, is_input=True, contiguous=src.contiguous, name=src.name)
+    if isinstance(v, Seq):
+        return Seq([_fresh(it, x) for x in v.items], v.kind)
+    return v

@@ -1,0 +1,1263 @@
+"""An abstract interpreter that walks a function's AST and records its tensor ops.
+
+It runs the function symbolically: Python values it can compute (literals, shapes, loop counters)
+are computed, tensors become nodes of the op graph, calls to local helpers are inlined (with a
+recursion guard), and loops over known ranges are unrolled, so the graph is what one call really
+dispatches. Nothing of the analyzed code is imported or executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from kpredict.frontend import shapes as S
+from kpredict.frontend.parse import ModuleInfo, import_table
+from kpredict.frontend.values import (
+    ClassRef, CompiledRef, Dict, FuncRef, Instance, MethodRef, ModRef, NNModule, Opaque, Py, Seq,
+    ShapeRef, TensorRef, Unknown,
+)
+from kpredict.ir import FunctionGraph, GraphBreak, Op, Span, TensorMeta, Value
+from kpredict.ir import Unknown as UnknownOp
+from kpredict.opfacts import OpFact, OpTable
+from kpredict.settings import Settings
+
+MAX_CALL_DEPTH = 24
+MAX_OPS = 200_000
+
+_BINOP = {
+    ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__",
+    ast.FloorDiv: "__floordiv__", ast.Mod: "__mod__", ast.Pow: "__pow__", ast.MatMult: "__matmul__",
+    ast.BitAnd: "__and__", ast.BitOr: "__or__", ast.BitXor: "__xor__",
+}
+_INPLACE = {
+    ast.Add: "add_", ast.Sub: "sub_", ast.Mult: "mul_", ast.Div: "div_", ast.Pow: "pow_",
+}
+_PYOP = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+    ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+}
+_CMP = {ast.Eq: "__eq__", ast.NotEq: "__ne__", ast.Lt: "__lt__", ast.LtE: "__le__", ast.Gt: "__gt__", ast.GtE: "__ge__"}
+_PYCMP = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+}
+# torch callables that are not tensor ops but that the interpreter understands
+_CONTEXTS = {
+    "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.set_grad_enabled",
+    "torch.profiler.profile", "torch.profiler.record_function", "torch.autograd.profiler.profile",
+    "torch.autograd.profiler.record_function", "torch.autocast", "torch.cuda.amp.autocast",
+    "torch.amp.autocast", "contextlib.nullcontext", "torch.device", "torch.cuda.device",
+}
+_HOST_ONLY = {
+    "torch.cuda.synchronize", "torch.manual_seed", "torch.cuda.manual_seed", "torch.set_float32_matmul_precision",
+    "torch.cuda.is_available", "torch.is_tensor", "torch.numel", "torch.get_default_dtype",
+    "torch.set_default_dtype", "torch.cuda.device_count", "torch.is_grad_enabled", "torch.backends",
+    "torch.Size", "torch.finfo", "torch.iinfo", "torch.use_deterministic_algorithms",
+    "torch._dynamo.reset", "torch.compiler.reset", "torch.cuda.empty_cache",
+}
+_PY_BUILTINS = {
+    "len", "range", "int", "float", "bool", "str", "print", "isinstance", "max", "min", "abs",
+    "enumerate", "zip", "list", "tuple", "dict", "sum", "round", "super", "getattr", "hasattr",
+    "setattr", "type", "sorted", "reversed", "any", "all", "set", "iter", "next", "repr", "divmod",
+    "callable", "id", "hash", "map", "filter", "format", "open", "vars", "issubclass",
+}
+_PY_FUNCS = {"math.sqrt": lambda x: x ** 0.5, "math.ceil": lambda x: -int(-x // 1), "math.floor": lambda x: int(x // 1),
+             "math.log": None, "math.exp": None, "math.prod": None}
+
+
+class _Return(Exception):
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class _Budget(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class _State:
+    """What an unknown branch can change; snapshotted to analyze both sides of an `if`."""
+
+    n_ops: int
+    n_breaks: int
+    n_unknowns: int
+    graph: int
+
+
+@dataclass(slots=True)
+class Frame:
+    env: dict[str, object]
+    qualname: str
+    imports: dict[str, str] = field(default_factory=dict)
+    cls: str | None = None
+
+
+class Shared:
+    """Id counters and the registry of every tensor value made while analyzing one module."""
+
+    def __init__(self) -> None:
+        self.values: dict[int, Value] = {}
+        self._vid = 0
+        self._oid = 0
+
+    def next_vid(self) -> int:
+        self._vid += 1
+        return self._vid
+
+    def next_oid(self) -> int:
+        self._oid += 1
+        return self._oid
+
+
+def _span(node: ast.AST) -> Span:
+    return Span(
+        getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
+        getattr(node, "end_lineno", None) or getattr(node, "lineno", 0),
+        getattr(node, "end_col_offset", None) or getattr(node, "col_offset", 0),
+    )
+
+
+class Interpreter:
+    """Builds the op graph of one entry function of one module."""
+
+    def __init__(self, module: ModuleInfo, table: OpTable, settings: Settings, fg: FunctionGraph,
+                 call_sites: dict[str, list[object]] | None = None,
+                 module_env: dict[str, object] | None = None, shared: Shared | None = None) -> None:
+        self.shared = shared or Shared()
+        self.m = module
+        self.table = table
+        self.settings = settings
+        self.fg = fg
+        self.call_sites = call_sites if call_sites is not None else {}
+        self.module_env = module_env if module_env is not None else {}
+        self.graph = 0
+        self.stack: list[str] = []
+        self.recording = True
+        self.compiled_funcs: set[str] = set()
+
+    # ------------------------------------------------------------------ graph construction
+    def new_tensor(self, meta: TensorMeta, *, producer: int | None = None, storage: int | None = None,
+                   contiguous: bool = True, is_input: bool = False, name: str | None = None) -> TensorRef:
+        vid = self.shared.next_vid()
+        val = Value(vid, meta, vid if storage is None else storage, contiguous, producer, is_input, name)
+        self.fg.values[vid] = val
+        self.shared.values[vid] = val
+        if is_input:
+            self.fg.inputs.append(vid)
+        return TensorRef(vid)
+
+    def local(self, vid: int) -> Value:
+        """The value in this graph; a tensor made elsewhere (module level, __init__) enters as an input."""
+        v = self.fg.values.get(vid)
+        if v is None:
+            src = self.shared.values[vid]
+            v = Value(vid, src.meta, src.storage, src.contiguous, None, True, src.name)
+            self.fg.values[vid] = v
+            self.fg.inputs.append(vid)
+        return v
+
+    def meta(self, v: object) -> TensorMeta:
+        if isinstance(v, TensorRef):
+            return self.local(v.vid).meta
+        return TensorMeta()
+
+    def value(self, v: TensorRef) -> Value:
+        return self.local(v.vid)
+
+    def emit(self, fact: OpFact, node: ast.AST, inputs: list[TensorRef], outputs: list[TensorRef],
+             *, mutates: tuple[int, ...] = (), free_reason: str | None = None, category: str | None = None,
+             reduce: S.ReduceInfo | None = None, aten: tuple[str, ...] | None = None) -> Op | None:
+        seen: list[int] = []
+        for t in list(inputs) + list(outputs):
+            self.local(t.vid)
+        for t in inputs:
+            if t.vid not in seen:
+                seen.append(t.vid)
+        cat = category or fact.category
+        if free_reason:
+            cat = "view"
+        op = Op(
+            oid=self.shared.next_oid(), name=fact.name, category=cat, span=_span(node),
+            inputs=tuple(seen), outputs=tuple(o.vid for o in outputs), mutates=mutates,
+            aten=aten if aten is not None else fact.aten, graph=self.graph,
+            compiled=fact.compiled_as(self.settings.target), free_reason=free_reason,
+            via=tuple(self.stack[1:]),
+        )
+        if reduce is not None:
+            op.reduce_len = reduce.reduce_len
+            op.reduce_axis = reduce.axis
+        for o in outputs:
+            if self.fg.values[o.vid].producer is None and not self.fg.values[o.vid].is_input:
+                self.fg.values[o.vid].producer = op.oid
+        if not self.recording:
+            return op
+        if len(self.fg.ops) >= MAX_OPS:
+            raise _Budget()
+        self.fg.ops.append(op)
+        if fact.graph_break and cat == "sync":
+            self.graph_break(node, fact.graph_break)
+        return op
+
+    def graph_break(self, node: ast.AST, reason: str) -> None:
+        if not self.recording:
+            return
+        self.fg.graph_breaks.append(GraphBreak(getattr(node, "lineno", 0), reason))
+        self.graph += 1
+
+    def unknown(self, node: ast.AST, name: str) -> None:
+        if self.recording:
+            u = UnknownOp(getattr(node, "lineno", 0), name)
+            if u not in self.fg.unknowns:
+                self.fg.unknowns.append(u)
+
+    def assume(self, text: str) -> None:
+        if self.recording and text not in self.fg.assumptions:
+            self.fg.assumptions.append(text)
+
+    def fact(self, name: str) -> OpFact:
+        return self.table.ops[name]
+
+    # ------------------------------------------------------------------ entry points
+    def run_function(self, qualname: str, args: list[object], kwargs: dict[str, object],
+                     bound: object = None, node: ast.AST | None = None) -> object:
+        fdef = self.m.functions.get(qualname)
+        if fdef is None:
+            return Unknown(qualname)
+        if qualname in self.stack or len(self.stack) >= MAX_CALL_DEPTH:
+            self.assume(f"recursive call to {qualname} not followed")
+            self.unknown(node or fdef, qualname)
+            return Unknown(qualname)
+        cls = qualname.split(".")[0] if "." in qualname else None
+        frame = Frame(env={}, qualname=qualname, imports=import_table(fdef.body), cls=cls)
+        self.bind_params(fdef, frame, args, kwargs, bound)
+        self.stack.append(qualname)
+        try:
+            self.exec_block(fdef.body, frame)
+        except _Return as r:
+            return r.value
+        finally:
+            self.stack.pop()
+        return Py(None)
+
+    def bind_params(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame,
+                    args: list[object], kwargs: dict[str, object], bound: object) -> None:
+        a = fdef.args
+        params = list(a.posonlyargs) + list(a.args)
+        pos = list(args)
+        if bound is not None and params:
+            frame.env[params[0].arg] = bound
+            params = params[1:]
+        defaults: dict[str, ast.expr] = {}
+        for p, d in zip(reversed(params), reversed(a.defaults)):
+            defaults[p.arg] = d
+        for p, d in zip(a.kwonlyargs, a.kw_defaults):
+            if d is not None:
+                defaults[p.arg] = d
+        for i, p in enumerate(params):
+            if i < len(pos):
+                frame.env[p.arg] = pos[i]
+            elif p.arg in kwargs:
+                frame.env[p.arg] = kwargs[p.arg]
+            elif p.arg in defaults:
+                frame.env[p.arg] = self.ev(defaults[p.arg], frame)
+            else:
+                frame.env[p.arg] = self.param_value(p, frame)
+        for p in a.kwonlyargs:
+            if p.arg in kwargs:
+                frame.env[p.arg] = kwargs[p.arg]
+            elif p.arg in defaults:
+                frame.env[p.arg] = self.ev(defaults[p.arg], frame)
+            else:
+                frame.env[p.arg] = self.param_value(p, frame)
+        if a.vararg:
+            frame.env[a.vararg.arg] = Seq(pos[len(params):]) if len(pos) > len(params) else Unknown("*" + a.vararg.arg)
+        if a.kwarg:
+            frame.env[a.kwarg.arg] = Dict({k: v for k, v in kwargs.items()})
+
+    def param_value(self, p: ast.arg, frame: Frame) -> object:
+        """A parameter with no argument: a tensor unless its annotation says otherwise."""
+        ann = p.annotation
+        if ann is not None:
+            text = ast.unparse(ann)
+            base = text.split("[")[0].split(".")[-1]
+            if base in ("int", "float", "bool", "str", "bytes", "complex"):
+                return Opaque(p.arg)
+            if base not in ("Tensor", "Parameter", "Optional", "Any") and "Tensor" not in text:
+                return Unknown(p.arg)
+        self.assume(f"{p.arg}: tensor of unknown shape, float32")
+        return self.new_tensor(TensorMeta(dtype="float32"), is_input=True, name=p.arg)
+
+    # ------------------------------------------------------------------ statements
+    def exec_block(self, body: list[ast.stmt], frame: Frame) -> None:
+        for stmt in body:
+            self.exec_stmt(stmt, frame)
+
+    def exec_stmt(self, s: ast.stmt, frame: Frame) -> None:
+        if isinstance(s, ast.Expr):
+            self.ev(s.value, frame)
+        elif isinstance(s, ast.Assign):
+            v = self.ev(s.value, frame)
+            for t in s.targets:
+                self.assign(t, v, frame, s)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is not None:
+                self.assign(s.target, self.ev(s.value, frame), frame, s)
+        elif isinstance(s, ast.AugAssign):
+            self.aug_assign(s, frame)
+        elif isinstance(s, ast.Return):
+            raise _Return(self.ev(s.value, frame) if s.value is not None else Py(None))
+        elif isinstance(s, ast.If):
+            self.exec_if(s, frame)
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
+            self.exec_for(s, frame)
+        elif isinstance(s, ast.While):
+            self.exec_while(s, frame)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                v = self.ev(item.context_expr, frame)
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, Opaque("context") if not isinstance(v, TensorRef) else v, frame, s)
+            self.exec_block(s.body, frame)
+        elif isinstance(s, ast.Try) or (hasattr(ast, "TryStar") and isinstance(s, getattr(ast, "TryStar"))):
+            self.exec_block(s.body, frame)
+            self.exec_block(s.orelse, frame)
+            self.exec_block(s.finalbody, frame)
+        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            key = f"{frame.qualname}.<locals>.{s.name}"
+            self.m.functions.setdefault(key, s)
+            frame.env[s.name] = FuncRef(key)
+            for d in s.decorator_list:
+                if self.is_compile(self.ev(d, frame)):
+                    frame.env[s.name] = CompiledRef(FuncRef(key))
+        elif isinstance(s, ast.ClassDef):
+            frame.env[s.name] = ClassRef(s.name)
+        elif isinstance(s, (ast.Import, ast.ImportFrom)):
+            frame.imports.update(import_table([s]))
+        elif isinstance(s, ast.Break):
+            raise _Break()
+        elif isinstance(s, ast.Continue):
+            raise _Continue()
+        elif isinstance(s, ast.Delete):
+            for t in s.targets:
+                if isinstance(t, ast.Name):
+                    frame.env.pop(t.id, None)
+        elif isinstance(s, ast.Raise):
+            raise _Return(Unknown("raise"))
+        elif isinstance(s, ast.Assert):
+            self.ev(s.test, frame)
+        elif isinstance(s, ast.Match):
+            self.exec_block(s.cases[0].body if s.cases else [], frame)
+        # pass, global, nonlocal: nothing to do
+
+    def assign(self, target: ast.expr, v: object, frame: Frame, node: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            frame.env[target.id] = v
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = self.unpack(v, len(target.elts))
+            star = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+            if star and isinstance(v, Seq):
+                i = star[0]
+                n_after = len(target.elts) - i - 1
+                items = v.items[:i] + [Seq(v.items[i:len(v.items) - n_after], "list")] + v.items[len(v.items) - n_after:]
+            for t, item in zip(target.elts, items):
+                self.assign(t.value if isinstance(t, ast.Starred) else t, item, frame, node)
+        elif isinstance(target, ast.Attribute):
+            obj = self.ev(target.value, frame)
+            if isinstance(obj, (Instance, NNModule)):
+                (obj.attrs if isinstance(obj, Instance) else obj.kwargs)[target.attr] = v
+        elif isinstance(target, ast.Subscript):
+            obj = self.ev(target.value, frame)
+            if isinstance(obj, TensorRef):
+                self.setitem(obj, target, v, frame, node)
+            elif isinstance(obj, Dict):
+                k = self.ev(target.slice, frame)
+                if isinstance(k, Py):
+                    obj.items[k.value] = v
+            elif isinstance(obj, Seq):
+                k = self.ev(target.slice, frame)
+                if isinstance(k, Py) and isinstance(k.value, int) and -len(obj.items) <= k.value < len(obj.items):
+                    obj.items[k.value] = v
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, v, frame, node)
+
+    def unpack(self, v: object, n: int) -> list[object]:
+        if isinstance(v, Seq):
+            return list(v.items) + [Unknown("unpack")] * max(0, n - len(v.items))
+        if isinstance(v, Py) and isinstance(v.value, (tuple, list)):
+            return [Py(x) for x in v.value]
+        if isinstance(v, ShapeRef):
+            shape = self.meta(TensorRef(v.vid)).shape
+            if shape is not None and len(shape) == n:
+                return [Py(d) if d is not None else Opaque("dim") for d in shape]
+            return [Opaque("dim")] * n
+        if isinstance(v, TensorRef):
+            return [self.unary_view(v, "unbind", None) for _ in range(n)]
+        return [Unknown("unpack")] * n
+
+    def aug_assign(self, s: ast.AugAssign, frame: Frame) -> None:
+        cur = self.ev(s.target, frame) if not isinstance(s.target, ast.Subscript) else None
+        rhs = self.ev(s.value, frame)
+        if isinstance(cur, TensorRef) and type(s.op) in _INPLACE:
+            res = self.apply(_INPLACE[type(s.op)], cur, [rhs], {}, s)
+            if isinstance(s.target, ast.Name):
+                frame.env[s.target.id] = res
+            else:
+                self.assign(s.target, res, frame, s)
+            return
+        if isinstance(s.target, ast.Subscript):
+            obj = self.ev(s.target.value, frame)
+            if isinstance(obj, TensorRef):
+                view = self.ev(s.target, frame)
+                if isinstance(view, TensorRef) and type(s.op) in _INPLACE:
+                    self.apply(_INPLACE[type(s.op)], view, [rhs], {}, s)
+                    return
+        res = self.binop(type(s.op), cur, rhs, s)
+        self.assign(s.target, res, frame, s)
+
+    def snapshot(self) -> _State:
+        return _State(len(self.fg.ops), len(self.fg.graph_breaks), len(self.fg.unknowns), self.graph)
+
+    def restore(self, st: _State) -> None:
+        del self.fg.ops[st.n_ops:]
+        del self.fg.graph_breaks[st.n_breaks:]
+        del self.fg.unknowns[st.n_unknowns:]
+        self.graph = st.graph
+
+    def exec_if(self, s: ast.If, frame: Frame) -> None:
+        cond = self.truth(self.ev(s.test, frame), s.test)
+        if cond is True:
+            self.exec_block(s.body, frame)
+            return
+        if cond is False:
+            self.exec_block(s.orelse, frame)
+            return
+        # Unknown condition: analyze both branches, keep the one that launches more (an upper bound).
+        st = self.snapshot()
+        env0 = dict(frame.env)
+        results = []
+        for body in (s.body, s.orelse):
+            frame.env = dict(env0)
+            ret: _Return | None = None
+            try:
+                self.exec_block(body, frame)
+            except _Return as r:
+                ret = r
+            except (_Break, _Continue) as e:
+                ret = None
+                results.append((self.fg.ops[st.n_ops:], self.fg.graph_breaks[st.n_breaks:],
+                                self.fg.unknowns[st.n_unknowns:], self.graph, frame.env, e))
+                self.restore(st)
+                continue
+            results.append((self.fg.ops[st.n_ops:], self.fg.graph_breaks[st.n_breaks:],
+                            self.fg.unknowns[st.n_unknowns:], self.graph, frame.env, ret))
+            self.restore(st)
+        weight = [sum(1 for o in r[0] if o.category not in ("view", "alloc", "noop")) for r in results]
+        pick = 0 if weight[0] >= weight[1] else 1
+        if weight[0] != weight[1]:
+            self.assume(f"line {s.lineno}: condition not known statically; the figures take the "
+                        f"{'if' if pick == 0 else 'else'} branch, an upper bound")
+        ops, breaks, unknowns, graph, env, exc = results[pick]
+        self.fg.ops.extend(ops)
+        self.fg.graph_breaks.extend(breaks)
+        self.fg.unknowns.extend(unknowns)
+        self.graph = graph
+        frame.env = env
+        if exc is not None:
+            raise exc
+
+    def iterate(self, it: object, node: ast.AST) -> list[object] | None:
+        """The items of an iterable when their number is known, else None."""
+        if isinstance(it, Seq):
+            return list(it.items)
+        if isinstance(it, Py) and isinstance(it.value, (range, tuple, list, str)):
+            return [Py(x) for x in it.value]
+        if isinstance(it, Dict):
+            return [Py(k) for k in it.items]
+        if isinstance(it, ShapeRef):
+            shape = self.meta(TensorRef(it.vid)).shape
+            if shape is not None:
+                return [Py(d) if d is not None else Opaque("dim") for d in shape]
+        if isinstance(it, TensorRef):
+            shape = self.meta(it).shape
+            if shape and shape[0] is not None:
+                return [self.unary_view(it, "select", None) for _ in range(shape[0])]
+        return None
+
+    def exec_for(self, s: ast.For | ast.AsyncFor, frame: Frame) -> None:
+        it = self.ev(s.iter, frame)
+        items = self.iterate(it, s.iter)
+        if items is None:
+            self.assume(f"line {s.lineno}: loop count not known statically; the body is counted once")
+            items = [Opaque("loop item") if not isinstance(it, TensorRef) else self.unary_view(it, "select", None)]
+        elif len(items) > self.settings.max_unroll:
+            self.assume(f"line {s.lineno}: loop of {len(items)} iterations; counted for the first {self.settings.max_unroll}")
+            items = items[: self.settings.max_unroll]
+        for item in items:
+            self.assign(s.target, item, frame, s)
+            try:
+                self.exec_block(s.body, frame)
+            except _Break:
+                return
+            except _Continue:
+                continue
+        self.exec_block(s.orelse, frame)
+
+    def exec_while(self, s: ast.While, frame: Frame) -> None:
+        for _ in range(self.settings.max_unroll):
+            cond = self.truth(self.ev(s.test, frame), s.test)
+            if cond is False:
+                return
+            if cond is None:
+                self.assume(f"line {s.lineno}: while-loop count not known statically; the body is counted once")
+            try:
+                self.exec_block(s.body, frame)
+            except _Break:
+                return
+            except _Continue:
+                pass
+            if cond is None:
+                return
+
+    def truth(self, v: object, node: ast.AST) -> bool | None:
+        if isinstance(v, Py):
+            try:
+                return bool(v.value)
+            except Exception:  # noqa: BLE001
+                return None
+        if isinstance(v, TensorRef):
+            self.apply_fact(self.fact("is_nonzero"), None, [v], {}, node)
+            return None
+        if isinstance(v, (Seq,)):
+            return bool(v.items)
+        if isinstance(v, (Instance, NNModule, FuncRef, ClassRef, ModRef, CompiledRef)):
+            return True
+        return None
+
+    # ------------------------------------------------------------------ expressions
+    def ev(self, e: ast.expr | None, frame: Frame) -> object:
+        if e is None:
+            return Py(None)
+        if isinstance(e, ast.Constant):
+            return Py(e.value)
+        if isinstance(e, ast.Name):
+            return self.lookup(e.id, frame, e)
+        if isinstance(e, ast.Attribute):
+            return self.attribute(self.ev(e.value, frame), e.attr, e)
+        if isinstance(e, ast.Call):
+            return self.ev_call(e, frame)
+        if isinstance(e, ast.BinOp):
+            return self.binop(type(e.op), self.ev(e.left, frame), self.ev(e.right, frame), e)
+        if isinstance(e, ast.UnaryOp):
+            return self.unaryop(e, frame)
+        if isinstance(e, ast.Compare):
+            return self.compare(e, frame)
+        if isinstance(e, ast.BoolOp):
+            return self.boolop(e, frame)
+        if isinstance(e, ast.Subscript):
+            return self.subscript(self.ev(e.value, frame), e, frame)
+        if isinstance(e, (ast.Tuple, ast.List)):
+            items: list[object] = []
+            for x in e.elts:
+                if isinstance(x, ast.Starred):
+                    v = self.ev(x.value, frame)
+                    inner = self.iterate(v, x)
+                    items.extend(inner if inner is not None else [Unknown("*")])
+                else:
+                    items.append(self.ev(x, frame))
+            return Seq(items, "tuple" if isinstance(e, ast.Tuple) else "list")
+        if isinstance(e, ast.Dict):
+            d: dict = {}
+            for k, v in zip(e.keys, e.values):
+                kv = self.ev(k, frame) if k is not None else None
+                vv = self.ev(v, frame)
+                if isinstance(kv, Py):
+                    try:
+                        d[kv.value] = vv
+                    except TypeError:
+                        pass
+            return Dict(d)
+        if isinstance(e, ast.IfExp):
+            c = self.truth(self.ev(e.test, frame), e.test)
+            if c is True:
+                return self.ev(e.body, frame)
+            if c is False:
+                return self.ev(e.orelse, frame)
+            st = self.snapshot()
+            a = self.ev(e.body, frame)
+            na = len(self.fg.ops) - st.n_ops
+            ops_a = self.fg.ops[st.n_ops:]
+            self.restore(st)
+            b = self.ev(e.orelse, frame)
+            nb = len(self.fg.ops) - st.n_ops
+            if na > nb:
+                self.restore(st)
+                self.fg.ops.extend(ops_a)
+                return a
+            return b
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return self.comprehension(e, frame)
+        if isinstance(e, ast.DictComp):
+            return Dict({})
+        if isinstance(e, ast.JoinedStr):
+            for v in e.values:
+                if isinstance(v, ast.FormattedValue):
+                    self.ev(v.value, frame)
+            return Opaque("str")
+        if isinstance(e, ast.Lambda):
+            return Unknown("lambda")
+        if isinstance(e, ast.Starred):
+            return self.ev(e.value, frame)
+        if isinstance(e, ast.NamedExpr):
+            v = self.ev(e.value, frame)
+            self.assign(e.target, v, frame, e)
+            return v
+        if isinstance(e, (ast.Await, ast.Yield, ast.YieldFrom)):
+            return self.ev(e.value, frame) if e.value is not None else Py(None)
+        if isinstance(e, ast.Slice):
+            return Py(slice(py(self.ev(e.lower, frame)), py(self.ev(e.upper, frame)), py(self.ev(e.step, frame))))
+        return Unknown(type(e).__name__)
+
+    def comprehension(self, e: ast.ListComp | ast.GeneratorExp | ast.SetComp, frame: Frame) -> object:
+        out: list[object] = []
+        sub = Frame(dict(frame.env), frame.qualname, frame.imports, frame.cls)
+
+        def rec(i: int) -> None:
+            if i == len(e.generators):
+                out.append(self.ev(e.elt, sub))
+                return
+            g = e.generators[i]
+            items = self.iterate(self.ev(g.iter, sub), g.iter)
+            if items is None:
+                self.assume(f"line {e.lineno}: comprehension length not known statically; counted once")
+                items = [Opaque("item")]
+            for item in items[: self.settings.max_unroll]:
+                self.assign(g.target, item, sub, e)
+                if all(self.truth(self.ev(c, sub), c) is not False for c in g.ifs):
+                    rec(i + 1)
+
+        rec(0)
+        return Seq(out, "list")
+
+    def lookup(self, name: str, frame: Frame, node: ast.AST) -> object:
+        if name in frame.env:
+            return frame.env[name]
+        if name in frame.imports:
+            return ModRef(frame.imports[name])
+        if name in self.module_env:
+            return self.module_env[name]
+        if name in self.m.imports:
+            return ModRef(self.m.imports[name])
+        if name in self.m.functions:
+            return FuncRef(name)
+        if name in self.m.classes:
+            return ClassRef(name)
+        if name in self.m.constants:
+            return self.ev(self.m.constants[name], frame)
+        if name in ("True", "False", "None"):
+            return Py({"True": True, "False": False, "None": None}[name])
+        if name in _PY_BUILTINS:
+            return ModRef("builtins." + name)
+        return Unknown(name)
+
+    def attribute(self, obj: object, attr: str, node: ast.AST) -> object:
+        if isinstance(obj, ModRef):
+            return ModRef(f"{obj.dotted}.{attr}")
+        if isinstance(obj, TensorRef):
+            return self.tensor_attr(obj, attr, node)
+        if isinstance(obj, Instance):
+            if attr in obj.attrs:
+                return obj.attrs[attr]
+            if f"{obj.cls}.{attr}" in self.m.functions:
+                fdef = self.m.functions[f"{obj.cls}.{attr}"]
+                if any(isinstance(d, ast.Name) and d.id == "property" for d in fdef.decorator_list):
+                    return self.run_function(f"{obj.cls}.{attr}", [], {}, bound=obj, node=node)
+                return FuncRef(f"{obj.cls}.{attr}", bound=obj)
+            for base in self.class_bases(obj.cls):
+                if f"{base}.{attr}" in self.m.functions:
+                    return FuncRef(f"{base}.{attr}", bound=obj)
+            if attr == "training":
+                return Py(self.settings.mode == "train")
+            return Unknown(f"self.{attr}")
+        if isinstance(obj, NNModule):
+            if attr == "training":
+                return Py(self.settings.mode == "train")
+            return obj.kwargs.get(attr, Unknown(f"{obj.kind}.{attr}"))
+        if isinstance(obj, ShapeRef):
+            return Unknown("shape." + attr)
+        if isinstance(obj, Py) and attr in ("real", "imag"):
+            return obj
+        if isinstance(obj, Dict) and attr in ("items", "keys", "values", "get"):
+            return Unknown("dict." + attr)
+        return Unknown(attr)
+
+    def class_bases(self, cls: str) -> list[str]:
+        c = self.m.classes.get(cls)
+        out = []
+        while c is not None:
+            nxt = None
+            for b in c.bases:
+                if isinstance(b, ast.Name) and b.id in self.m.classes:
+                    out.append(b.id)
+                    nxt = self.m.classes[b.id]
+                    break
+            c = nxt
+            if len(out) > 16:
+                break
+        return out
+
+    def tensor_attr(self, t: TensorRef, attr: str, node: ast.AST) -> object:
+        m = self.meta(t)
+        if attr == "shape":
+            return ShapeRef(t.vid)
+        if attr == "dtype":
+            return ModRef(f"torch.{m.dtype}") if m.dtype else Opaque("dtype")
+        if attr in ("ndim",):
+            return Py(len(m.shape)) if m.shape is not None else Opaque("ndim")
+        if attr in ("T", "mT", "H", "mH"):
+            rank = len(m.shape) if m.shape is not None else 2
+            if attr in ("mT", "mH") or rank == 2:
+                return self.apply("transpose", t, [Py(-2), Py(-1)], {}, node)
+            return self.apply("permute", t, [Py(tuple(reversed(range(rank))))], {}, node)
+        if attr in ("data",):
+            return self.apply("detach", t, [], {}, node)
+        if attr in ("device", "is_cuda", "requires_grad", "grad_fn", "layout", "is_leaf", "itemsize", "nbytes"):
+            return Opaque(attr)
+        if attr == "grad":
+            return Unknown("grad")
+        return MethodRef(t.vid, attr)
+
+    # ------------------------------------------------------------------ calls
+    def ev_call(self, e: ast.Call, frame: Frame) -> object:
+        f = self.ev(e.func, frame)
+        args: list[object] = []
+        for a in e.args:
+            if isinstance(a, ast.Starred):
+                v = self.ev(a.value, frame)
+                items = self.iterate(v, a)
+                if items is None:
+                    args.append(Unknown("*args"))
+                else:
+                    args.extend(items)
+            else:
+                args.append(self.ev(a, frame))
+        kwargs: dict[str, object] = {}
+        for k in e.keywords:
+            v = self.ev(k.value, frame)
+            if k.arg is None:
+                if isinstance(v, Dict):
+                    kwargs.update({str(kk): vv for kk, vv in v.items.items()})
+            else:
+                kwargs[k.arg] = v
+        return self.call(f, args, kwargs, e, frame)
+
+    def is_compile(self, f: object) -> bool:
+        return isinstance(f, ModRef) and f.dotted in ("torch.compile", "torch._dynamo.optimize")
+
+    def call(self, f: object, args: list[object], kwargs: dict[str, object], node: ast.AST, frame: Frame) -> object:
+        if isinstance(f, MethodRef):
+            return self.method_call(TensorRef(f.vid), f.name, args, kwargs, node)
+        if isinstance(f, FuncRef):
+            if f.qualname in self.m.functions:
+                if self.stack and self.stack[0] == "<module>" and len(self.stack) == 1:
+                    self.call_sites.setdefault(f.qualname, [args, kwargs])
+                return self.run_function(f.qualname, args, kwargs, bound=f.bound, node=node)
+            return Unknown(f.qualname)
+        if isinstance(f, CompiledRef):
+            if isinstance(f.target, FuncRef):
+                self.compiled_funcs.add(f.target.qualname)
+            return self.call(f.target, args, kwargs, node, frame)
+        if isinstance(f, ClassRef):
+            return self.construct(f.name, args, kwargs, node)
+        if isinstance(f, Instance):
+            for q in [f.cls] + self.class_bases(f.cls):
+                if f"{q}.forward" in self.m.functions:
+                    return self.run_function(f"{q}.forward", args, kwargs, bound=f, node=node)
+                if f"{q}.__call__" in self.m.functions:
+                    return self.run_function(f"{q}.__call__", args, kwargs, bound=f, node=node)
+            return self.opaque_call(f.cls, args, kwargs, node)
+        if isinstance(f, NNModule):
+            return self.module_call(f, args, kwargs, node, frame)
+        if isinstance(f, ModRef):
+            return self.dotted_call(f.dotted, args, kwargs, node, frame)
+        return self.opaque_call(getattr(f, "what", "") or type(f).__name__, args, kwargs, node)
+
+    def opaque_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        if any(isinstance(a, TensorRef) for a in list(args) + list(kwargs.values())):
+            self.unknown(node, name or "call")
+            return Unknown(name)
+        return Unknown(name)
+
+    def construct(self, cls: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        inst = Instance(cls)
+        init = next((f"{q}.__init__" for q in [cls] + self.class_bases(cls) if f"{q}.__init__" in self.m.functions), None)
+        if init is not None:
+            was = self.recording
+            self.recording = False  # construction work is not part of the call being predicted
+            try:
+                self.run_function(init, args, kwargs, bound=inst, node=node)
+            finally:
+                self.recording = was
+        return inst
+
+    def module_call(self, mod: NNModule, args: list[object], kwargs: dict[str, object], node: ast.AST, frame: Frame) -> object:
+        self.unknown(node, f"nn.{mod.kind}")
+        return Unknown(mod.kind)
+
+    def dotted_call(self, dotted: str, args: list[object], kwargs: dict[str, object], node: ast.AST, frame: Frame) -> object:
+        if dotted.startswith("builtins."):
+            return self.builtin_call(dotted[9:], args, kwargs, node)
+        if self.is_compile(ModRef(dotted)):
+            if args:
+                return CompiledRef(args[0])
+            return ModRef("torch.compile")  # used as @torch.compile(...) factory
+        fact = self.table.for_api(dotted)
+        if fact is not None:
+            self_t = args[0] if args and isinstance(args[0], TensorRef) else None
+            if fact.shape in ("creation", "creation_full", "arange") or self_t is None:
+                return self.apply_fact(fact, None, args, kwargs, node)
+            return self.apply_fact(fact, self_t, args[1:], kwargs, node)
+        if dotted in _CONTEXTS or dotted in _HOST_ONLY or dotted.startswith("torch.backends") or dotted.startswith("torch.profiler"):
+            return Opaque(dotted)
+        if dotted in _PY_FUNCS:
+            fn = _PY_FUNCS[dotted]
+            vals = [py(a, _MISSING) for a in args]
+            if fn is not None and all(v is not _MISSING and isinstance(v, (int, float)) for v in vals):
+                try:
+                    return Py(fn(*vals))
+                except Exception:  # noqa: BLE001
+                    return Opaque(dotted)
+            return Opaque(dotted)
+        if dotted.startswith("math."):
+            return Opaque(dotted)
+        if dotted.startswith("torch."):
+            dt = S.dtype_from_dotted(dotted)
+            if dt:
+                return Opaque(dotted)
+            if any(isinstance(a, TensorRef) for a in list(args) + list(kwargs.values())):
+                self.unknown(node, dotted)
+                return self.new_tensor(TensorMeta(), name=dotted)
+            return Opaque(dotted)
+        if dotted.startswith("."):
+            return self.opaque_call(dotted, args, kwargs, node)
+        return self.opaque_call(dotted, args, kwargs, node)
+
+    def builtin_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        vals = [py(a, _MISSING) for a in args]
+        allpy = all(v is not _MISSING for v in vals) and not kwargs
+        if name == "print":
+            self.graph_break(node, "print() is not traced by torch.compile")
+            for a in args:
+                if isinstance(a, TensorRef):
+                    self.apply_fact(self.fact("item"), a, [], {}, node, category="sync", quiet=True)
+            return Py(None)
+        if name in ("float", "int", "bool") and args and isinstance(args[0], TensorRef):
+            return self.apply_fact(self.fact("is_nonzero" if name == "bool" else "item"), args[0] if name != "bool" else None,
+                                   [] if name != "bool" else [args[0]], {}, node)
+        if name == "len":
+            if args and isinstance(args[0], Seq):
+                return Py(len(args[0].items))
+            if args and isinstance(args[0], TensorRef):
+                shape = self.meta(args[0]).shape
+                return Py(shape[0]) if shape and shape[0] is not None else Opaque("len")
+            if args and isinstance(args[0], Dict):
+                return Py(len(args[0].items))
+            if allpy:
+                try:
+                    return Py(len(vals[0]))  # type: ignore[arg-type]
+                except Exception:  # noqa: BLE001
+                    return Opaque("len")
+            return Opaque("len")
+        if name == "range":
+            if allpy and all(isinstance(v, int) for v in vals) and 1 <= len(vals) <= 3:
+                try:
+                    return Py(range(*vals))  # type: ignore[arg-type]
+                except Exception:  # noqa: BLE001
+                    return Opaque("range")
+            return Opaque("range")
+        if name in ("enumerate", "zip", "reversed", "list", "tuple", "sorted"):
+            seqs = [self.iterate(a, node) for a in args]
+            if any(s is None for s in seqs):
+                return Opaque(name)
+            if name == "enumerate":
+                start = py(kwargs.get("start"), 0) if kwargs else 0
+                return Seq([Seq([Py(i + (start or 0)), x]) for i, x in enumerate(seqs[0])], "list")  # type: ignore[arg-type]
+            if name == "zip":
+                return Seq([Seq(list(t)) for t in zip(*seqs)], "list")  # type: ignore[misc]
+            if name == "reversed":
+                return Seq(list(reversed(seqs[0])), "list")  # type: ignore[arg-type]
+            if name == "sorted" and allpy:
+                try:
+                    return Py(sorted(vals[0]))  # type: ignore[arg-type]
+                except Exception:  # noqa: BLE001
+                    return Opaque(name)
+            return Seq(list(seqs[0]) if seqs else [], "list" if name == "list" else "tuple")  # type: ignore[arg-type]
+        if name in ("max", "min") and any(isinstance(a, TensorRef) for a in args):
+            self.unknown(node, f"builtin {name}() on a tensor")
+            return Unknown(name)
+        if name == "isinstance":
+            return Opaque("isinstance")
+        if name == "super":
+            return Unknown("super")
+        if name == "sum" and args and isinstance(args[0], Seq):
+            acc: object = Py(0)
+            for x in args[0].items:
+                acc = self.binop(ast.Add, acc, x, node)
+            return acc
+        if allpy and name in ("int", "float", "bool", "str", "abs", "max", "min", "round", "divmod"):
+            try:
+                return Py({"int": int, "float": float, "bool": bool, "str": str, "abs": abs, "max": max,
+                           "min": min, "round": round, "divmod": divmod}[name](*vals))  # type: ignore[operator]
+            except Exception:  # noqa: BLE001
+                return Opaque(name)
+        if name in ("getattr",) and len(args) >= 2 and isinstance(args[1], Py) and isinstance(args[1].value, str):
+            return self.attribute(args[0], args[1].value, node)
+        return Opaque(name)
+
+    # ------------------------------------------------------------------ operators
+    def binop(self, op: type, a: object, b: object, node: ast.AST) -> object:
+        if isinstance(a, TensorRef) or isinstance(b, TensorRef):
+            if op in (ast.LShift, ast.RShift):
+                self.unknown(node, "shift")
+                return Unknown("shift")
+            name = _BINOP[op]
+            if isinstance(a, TensorRef):
+                return self.method_call(a, name, [b], {}, node)
+            # scalar OP tensor: reflected; result is still one op on the tensor
+            rname = name.replace("__", "__r", 1)
+            return self.method_call(b, rname, [a], {}, node)  # type: ignore[arg-type]
+        if isinstance(a, Py) and isinstance(b, Py):
+            fn = _PYOP.get(op)
+            if fn is not None:
+                try:
+                    if op is ast.Pow and isinstance(b.value, (int, float)) and abs(b.value) > 64:
+                        return Opaque("pow")
+                    if op is ast.Mult and isinstance(a.value, (str, list, tuple)) and isinstance(b.value, int) and b.value > 10000:
+                        return Opaque("mul")
+                    return Py(fn(a.value, b.value))
+                except Exception:  # noqa: BLE001
+                    return Opaque("arith")
+        if isinstance(a, Seq) and isinstance(b, Seq) and op is ast.Add:
+            return Seq(a.items + b.items, a.kind)
+        if isinstance(a, Seq) and isinstance(b, Py) and op is ast.Mult and isinstance(b.value, int) and b.value < 4096:
+            return Seq(a.items * b.value, a.kind)
+        if isinstance(a, Unknown) or isinstance(b, Unknown):
+            return Unknown("arith")
+        return Opaque("arith")
+
+    def unaryop(self, e: ast.UnaryOp, frame: Frame) -> object:
+        v = self.ev(e.operand, frame)
+        if isinstance(v, TensorRef):
+            if isinstance(e.op, ast.USub):
+                return self.method_call(v, "__neg__", [], {}, e)
+            if isinstance(e.op, ast.Invert):
+                return self.method_call(v, "__invert__", [], {}, e)
+            if isinstance(e.op, ast.Not):
+                self.truth(v, e)
+                return Opaque("not")
+            return v
+        if isinstance(v, Py):
+            try:
+                return Py({ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+                           ast.Invert: operator.invert}[type(e.op)](v.value))
+            except Exception:  # noqa: BLE001
+                return Opaque("unary")
+        if isinstance(e.op, ast.Not):
+            t = self.truth(v, e)
+            return Py(not t) if t is not None else Opaque("not")
+        return Opaque("unary")
+
+    def compare(self, e: ast.Compare, frame: Frame) -> object:
+        left = self.ev(e.left, frame)
+        result: object = None
+        for op, comp in zip(e.ops, e.comparators):
+            right = self.ev(comp, frame)
+            if (isinstance(left, TensorRef) or isinstance(right, TensorRef)) and type(op) in _CMP:
+                name = _CMP[type(op)]
+                if isinstance(left, TensorRef):
+                    r = self.method_call(left, name, [right], {}, e)
+                else:
+                    flip = {"__lt__": "__gt__", "__gt__": "__lt__", "__le__": "__ge__", "__ge__": "__le__"}.get(name, name)
+                    r = self.method_call(right, flip, [left], {}, e)  # type: ignore[arg-type]
+            elif isinstance(left, Py) and isinstance(right, Py) and type(op) in _PYCMP:
+                try:
+                    r = Py(_PYCMP[type(op)](left.value, right.value))
+                except Exception:  # noqa: BLE001
+                    r = Opaque("cmp")
+            elif isinstance(op, (ast.Is, ast.IsNot)):
+                if isinstance(right, Py) and right.value is None:
+                    is_none = isinstance(left, Py) and left.value is None
+                    if isinstance(left, (TensorRef, Instance, NNModule, Seq, FuncRef)):
+                        is_none = False
+                    elif not isinstance(left, Py):
+                        r = Opaque("is")
+                        result = r
+                        left = right
+                        continue
+                    r = Py(is_none if isinstance(op, ast.Is) else not is_none)
+                else:
+                    r = Opaque("is")
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (Seq, Dict)) and isinstance(left, Py):
+                keys = [py(x) for x in right.items] if isinstance(right, Seq) else list(right.items)
+                r = Py((left.value in keys) == isinstance(op, ast.In))
+            else:
+                r = Opaque("cmp")
+            result = r if result is None else self.boolop_values(result, r)
+            left = right
+        return result
+
+    def boolop_values(self, a: object, b: object) -> object:
+        if isinstance(a, Py) and isinstance(b, Py):
+            return Py(bool(a.value) and bool(b.value))
+        return Opaque("and")
+
+    def boolop(self, e: ast.BoolOp, frame: Frame) -> object:
+        is_and = isinstance(e.op, ast.And)
+        last: object = Py(True if is_and else False)
+        for v in e.values:
+            val = self.ev(v, frame)
+            t = self.truth(val, v)
+            if t is None:
+                last = val if isinstance(val, TensorRef) else Opaque("boolop")
+                continue
+            if is_and and not t:
+                return val
+            if not is_and and t:
+                return val
+            last = val
+        return last
+
+    # ------------------------------------------------------------------ indexing
+    def subscript(self, obj: object, e: ast.Subscript, frame: Frame) -> object:
+        idx = self.ev(e.slice, frame)
+        if isinstance(obj, TensorRef):
+            return self.tensor_index(obj, idx, e)
+        if isinstance(obj, ShapeRef):
+            shape = self.meta(TensorRef(obj.vid)).shape
+            if isinstance(idx, Py):
+                if shape is None:
+                    return Opaque("dim")
+                try:
+                    r = shape[idx.value]  # type: ignore[index]
+                except Exception:  # noqa: BLE001
+                    return Opaque("dim")
+                if isinstance(r, tuple):
+                    return Py(r) if all(d is not None for d in r) else Opaque("dims")
+                return Py(r) if r is not None else Opaque("dim")
+            return Opaque("dim")
+        if isinstance(obj, Seq) and isinstance(idx, Py):
+            try:
+                r = obj.items[idx.value]  # type: ignore[index]
+            except Exception:  # noqa: BLE001
+                return Unknown("item")
+            return Seq(r, obj.kind) if isinstance(idx.value, slice) else r
+        if isinstance(obj, Dict) and isinstance(idx, Py):
+            try:
+                return obj.items.get(idx.value, Unknown("key"))
+            except TypeError:
+                return Unknown("key")
+        if isinstance(obj, Py) and isinstance(idx, Py):
+            try:
+                return Py(obj.value[idx.value])  # type: ignore[index]
+            except Exception:  # noqa: BLE001
+                return Opaque("item")
+        return Unknown("item")
+
+    def tensor_index(self, t: TensorRef, idx: object, node: ast.AST) -> object:
+        parts = idx.items if isinstance(idx, Seq) else [idx]
+        tensors = [p for p in parts if isinstance(p, TensorRef)]
+        if tensors:
+            if any(self.meta(p).dtype == "bool" for p in tensors):
+                self.apply_fact(self.fact("is_nonzero"), None, [], {}, node, category="sync", quiet=True)
+                self.graph_break(node, "boolean-mask indexing has a data-dependent output shape")
+                return self.apply_fact(self.fact("index"), t, tensors, {}, node)
+            return self.apply_fact(self.fact("index"), t, tensors, {}, node)
+        m = self.meta(t)
+        shape = list(m.shape) if m.shape is not None else None
+        out: list[int | None] | None = [] if shape is not None else None
+        contiguous = self.value(t).contiguous
+        dim = 0
+        ok = True
+        first_real = True
+        for p in parts:
+            v = py(p, _MISSING)
+            if v is None:
+                if out is not None:
+                    out.append(1)
+                continue
+            if v is Ellipsis:
+                n_rest = sum(1 for q in parts if py(q, _MISSING) not in (None, Ellipsis))
+                if shape is not None and out is not None:
+                    for _ in range(max(0, len(shape) - n_rest)):
+                        if dim < len(shape):
+                            out.append(shape[dim])
+                            dim += 1
+                first_real = False
+                continue
+            size = shape[dim] if shape is not None and dim < len(shape) else None
+            if isinstance(v, slice):
+                full = v.start in (None, 0) and v.stop is None and v.step in (None, 1)
+                if not full and not first_real:
+                    contiguous = False
+                if v.step not in (None, 1):
+                    contiguous = False
+                if out is not None:
+                    if all(isinstance(x, int) or x is None for x in (v.start, v.stop, v.step)):
+                        out.append(S.slice_dim(size, v.start, v.stop, v.step))
+                    else:
+                        out.append(None)
+                if not full:
+                    first_real = False
+                dim += 1
+            elif isinstance(v, int):
+                if not first_real:
+                    contiguous = False
+                dim += 1
+            elif v is _MISSING:
+                ok = False
+                dim += 1
+                first_real = False
+            else:
+                ok = False
+                dim += 1
+        if out is not None and shape is not None:
+            out.extend(shape[dim:])
+        new_shape = tuple(out) if (out is not None and ok) else None
+        return self.make_view(t, TensorMeta(new_shape, m.dtype, m.device), contiguous, "slice", node)
+
+    def setitem(self, t: TensorRef, target: ast.Subscript, v: object, frame: Frame, node: ast.AST) -> None:
+        """`x[i] = v`: an in-place write into x (or into a view of it); x keeps its identity."""
+        idx = self.ev(target.slice, frame)
+        parts = idx.items if isinstance(idx, Seq) else [idx]
+        tensors = [p for p in parts if isinstance(p, TensorRef)]
+        if tensors and all(self.meta(p).dtype == "bool" for p in tensors) and not isinstance(v, TensorRef):
+            self.apply("masked_fill_", t, [tensors[0], v], {}, node)
+            return
+        if tensors:
+            ins = [t, *tensors] + ([v] if isinstance(v, TensorRef) else [])
+            self.emit(self.fact("index_put_"), node, ins, [t], mutates=(t.vid,))
+            return
+        view = self.tensor_index(t, idx, target)
+        if isinstance(view, TensorRef):
+            if isinstance(v, TensorRef):
+                self.emit(self.fact("copy_"), node, [v], [view], mutates=(view.vid,))
+            else:
+                self.emit(self.fact("fill_"), node, [], [view], mutates=(view.vid,))
+
+    def rebind(self, old: TensorRef, new: TensorRef, frame: Frame) -> None:
+        for k, v in list(frame.env.items()):
+            if v == old:
+                frame.env[k] = new
+
+    # ------------------------------------------------------------------ tensor methods and ops
+    def method_call(self, t: TensorRef, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        m = self.meta(t)
+        if name in ("size", "shape"):
+            if args:
+                d = py(args[0], _MISSING)
+                if isinstance(d, int) and m.shape is not None and -len(m.shape) <= d < len(m.shape):
+                    r = m.shape[d]
+                    return Py(r) if r is not None else Opaque("dim")
+                return Opaque("dim")
+            return ShapeRef(t.vid)
+        if name in ("dim", "ndimension"):
+            return Py(len(m.shape)) if m.shape is not None else Opaque("dim")
+        if name in ("numel", "nelement"):
+            return Py(m.numel) if m.numel is not None else Opaque("numel")
+        if name in ("stride", "is_contiguous", "element_size", "data_ptr", "get_device", "is_floating_point",
+                    "storage_offset", "untyped_storage", "register_hook", "retain_grad", "is_complex"):
+            return Opaque(name)
+        if name in ("cuda", "to") or name == "type" and not args:
+            return self.to_call(t, name, args, kwargs, node)
+        if name in ("max", "min") and args and isinstance(args[0], TensorRef):
+            return self.apply("maximum" if name == "max" else "minimum", t, args, kwargs, node)
+        if name in ("backward",):
+            self.graph_break(node, "Tensor.backward() inside a compiled function")
+            self.unknown(node, "backward")
+            return Py(None)
+        fact = self.table.for_method(name)
+        if fact is None:
+            self.unknown(node, f"Tensor.{name}")
+            return self.new_tensor(TensorMeta(), name=name)
+        return self.apply_fact(fact, t, args, kwargs, node)
+
+    def to_call(self, t: TensorRef, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        dtype = None
+        for a in list(args) + [kwargs.get("dtype")]:
+            if isinstance(a, ModRef):
+                dtype = S.dtype_from_dotted(a.dotted) or dtype
+            elif isinstance(a, TensorRef):
+                dtype = self.meta(a).dtype
+        if dtype is None:
+            # a pure device move: free when the tensor is already there (the common case in model code)
+            self.assume(f"line {getattr(node, 'lineno', 0)}: .{name}() assumed to find the tensor already on the device")
+            return t
+        return self.apply_fact(self.fact("_to_copy"), t, [], {"dtype": ModRef(f"torch.{dtype}")}, node)
+
+    def apply(self, opname: str, t: TensorRef | None, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        fact = self.table.for_method(opname) or self.table.ops.get(opname)
+        if fact is None:
+            self.unknown(node, opname)
+            return self.new_tensor(TensorMeta(), name=opname)
+        return self.apply_fact(fact, t, args, kwargs, node)
+
+    def make_view(self, base: TensorRef, meta: TensorMeta, contiguous: bool, name: str, node: ast.AST) -> TensorRef:
+        fact = self.table.ops.get(name) or self.fact("view")
+        out = self.new_tensor(meta, storage=self.value(base).storage, contiguous=contiguous)
+        self.emit(fact, node, [base], [out], category="view")
+        return out
+
+    def unary_view(self, t: TensorRef, name: str, node: ast.AST | None) -> TensorRef:
+        m = self.meta(t)
+        shape = m.shape[1:] if m.shape else None
+        out = self.new_tensor(TensorMeta(shape, m.dtype, m.device), storage=self.value(t).storage,
+                              contiguous=self.value(t).contiguous)
+        if node is not None:
+            self.emit(self.table.ops.get(name) or self.fact("view"), node, [t], [out], category="view")
+        return out
+
+    def apply_fact(self, fact: OpFact, t: TensorRef | None, args: list[object], kwargs: dict[str, object],
+                   node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
+        from kpredict.frontend.opsem import apply_op
+
+        return apply_op(self, fact, t, args, kwargs, node, category=category, quiet=quiet)
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def py(v: object, default: object = None) -> object:
+    """The Python value of an abstract value, or `default` when it is not known."""
+    if isinstance(v, Py):
+        return v.value
+    if isinstance(v, Seq):
+        items = [py(x, _MISSING) for x in v.items]
+        if any(i is _MISSING for i in items):
+            return default
+        return tuple(items)
+    return default
+
+
+def build_graphs(module: ModuleInfo, table: OpTable, settings: Settings, only: str | None = None,
+                 examples: dict[str, dict[str, TensorMeta | object]] | None = None) -> Iterator[FunctionGraph]:
+    """One FunctionGraph per function of the module (methods as Cls.name), plus <module> when it has ops."""
+    from kpredict.frontend.entry import build_all
+
+    yield from build_all(module, table, settings, only=only, examples=examples)

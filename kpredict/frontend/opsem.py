@@ -1,0 +1,386 @@
+"""What applying one op does to the graph: inputs, outputs, shapes, layout, and when it is free.
+
+The op's facts come from rules/ (category, shape rule, dtype rule, free_when); this module
+interprets those rules against the abstract arguments of one call site.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from kpredict.frontend import shapes as S
+from kpredict.frontend.values import ModRef, Opaque, Py, Seq, ShapeRef, TensorRef
+from kpredict.ir import TensorMeta
+from kpredict.opfacts import OpFact
+
+if TYPE_CHECKING:
+    from kpredict.frontend.interp import Interpreter
+
+_MISSING = object()
+
+
+class Args:
+    """Positional/keyword access to a call's abstract arguments (after `self`)."""
+
+    def __init__(self, args: list[object], kwargs: dict[str, object]) -> None:
+        self.args = args
+        self.kwargs = kwargs
+
+    def get(self, i: int | None, name: str | None, default: object = None) -> object:
+        if name is not None and name in self.kwargs:
+            return self.kwargs[name]
+        if i is not None and i < len(self.args):
+            return self.args[i]
+        return default
+
+    def py(self, i: int | None, name: str | None, default: object = None) -> object:
+        from kpredict.frontend.interp import py
+
+        v = self.get(i, name, _MISSING)
+        if v is _MISSING:
+            return default
+        r = py(v, _MISSING)
+        return default if r is _MISSING else r
+
+    def ints(self, start: int, name: str | None = None) -> list[int | None] | None:
+        """Sizes given as varargs (`view(2, 3)`), one tuple (`view((2, 3))`) or a keyword."""
+        from kpredict.frontend.interp import py
+
+        if name and name in self.kwargs:
+            vals = [self.kwargs[name]]
+        else:
+            vals = self.args[start:]
+        if len(vals) == 1:
+            v = vals[0]
+            if isinstance(v, ShapeRef):
+                return None
+            if isinstance(v, Seq):
+                vals = v.items
+            elif isinstance(v, Py) and isinstance(v.value, (tuple, list)):
+                vals = [Py(x) for x in v.value]
+        out: list[int | None] = []
+        for v in vals:
+            x = py(v, _MISSING)
+            if isinstance(x, bool) or (x is not _MISSING and not isinstance(x, int)):
+                return None
+            out.append(None if x is _MISSING else x)  # type: ignore[arg-type]
+        return out
+
+
+def _dtype_arg(v: object) -> str | None:
+    if isinstance(v, ModRef):
+        return S.dtype_from_dotted(v.dotted)
+    return None
+
+
+def _dims(a: Args, i: int, name: str = "dim") -> tuple[list[int] | None, bool]:
+    """(dims, known): dims None means 'all dims' when known is True."""
+    v = a.get(i, name, _MISSING)
+    if v is _MISSING or (isinstance(v, Py) and v.value is None):
+        return None, True
+    x = a.py(i, name, _MISSING)
+    if isinstance(x, int) and not isinstance(x, bool):
+        return [x], True
+    if isinstance(x, (tuple, list)) and all(isinstance(d, int) for d in x):
+        return list(x), True
+    return None, False
+
+
+def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[object], kwargs: dict[str, object],
+             node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
+    a = Args(args, kwargs)
+    tensors: list[TensorRef] = [t] if t is not None else []
+    for v in list(args) + list(kwargs.values()):
+        if isinstance(v, TensorRef):
+            tensors.append(v)
+        elif isinstance(v, Seq) and fact.shape in ("cat", "stack"):
+            tensors.extend(x for x in v.items if isinstance(x, TensorRef))
+    metas = [it.meta(x) for x in tensors]
+    first = metas[0] if metas else TensorMeta()
+    contiguous = True
+    reduce: S.ReduceInfo | None = None
+    aten = fact.aten
+    cat = category or fact.category
+    n_out = 1
+
+    # ---------------------------------------------------------- host syncs
+    if cat == "sync":
+        op = it.emit(fact, node, tensors[:1], [], category="sync")
+        if op is not None:
+            op.syncs = 1
+        if fact.returns == "tensor" and t is not None:
+            return it.new_tensor(TensorMeta(first.shape, first.dtype, "cpu"))
+        return Opaque(fact.name)
+
+    # ---------------------------------------------------------- dtype
+    dtype = _infer_dtype(it, fact, a, tensors, metas)
+
+    # ---------------------------------------------------------- shape and layout
+    shape, contiguous, reduce, n_out, aten = _infer_shape(it, fact, a, t, tensors, metas, aten)
+    device = first.device
+    out_meta = TensorMeta(shape, dtype, device)
+
+    # ---------------------------------------------------------- when the op launches nothing
+    free = None
+    if fact.free_when == "same_dtype" and t is not None:
+        if dtype is not None and dtype == first.dtype:
+            free = "same dtype: returns the input"
+    elif fact.free_when == "contiguous" and t is not None:
+        if it.value(t).contiguous:
+            free = "input already contiguous: a view"
+    elif fact.free_when == "not_training":
+        training = a.py(2, "training", True)
+        if training is False or (training is None and it.settings.mode == "eval"):
+            free = "training=False: returns the input"
+
+    if cat == "view" or free:
+        base = t if t is not None else (tensors[0] if tensors else None)
+        if base is None:
+            return it.new_tensor(out_meta)
+        if fact.returns == "tuple":
+            return _tuple_views(it, fact, base, a, node)
+        out = it.new_tensor(out_meta if cat == "view" else TensorMeta(first.shape if fact.free_when else shape, first.dtype if fact.free_when == "same_dtype" else dtype, device),
+                            storage=it.value(base).storage, contiguous=contiguous if cat == "view" else it.value(base).contiguous)
+        it.emit(fact, node, [base], [out], free_reason=free, category="view")
+        return out
+    if cat == "alloc":
+        out = it.new_tensor(out_meta)
+        it.emit(fact, node, [], [out], category="alloc")
+        return out
+
+    # ---------------------------------------------------------- in-place: writes its own input
+    if fact.inplace and t is not None:
+        reads = [x for x in tensors if not (fact.eager_traffic == (0, 1) and x == t)]
+        it.emit(fact, node, reads if fact.name not in ("fill_", "zero_") else [], [t], mutates=(t.vid,), category=cat,
+                aten=aten, reduce=reduce)
+        return t
+
+    outs = [it.new_tensor(out_meta, contiguous=contiguous)]
+    if n_out == 2:
+        outs.append(it.new_tensor(TensorMeta(shape, "int64", device)))
+    it.emit(fact, node, tensors, outs, category=cat, aten=aten, reduce=reduce)
+    if n_out == 2:
+        return Seq(outs, "tuple")
+    return outs[0]
+
+
+def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: ast.AST) -> object:
+    m = it.meta(base)
+    shape = m.shape
+    if fact.shape == "unbind":
+        dim = a.py(0, "dim", 0)
+        n = shape[dim] if shape is not None and isinstance(dim, int) and -len(shape) <= dim < len(shape) else None
+        if n is None:
+            return Opaque("unbind")
+        sub = tuple(d for i, d in enumerate(shape) if i != S.norm_dim(dim, len(shape)))  # type: ignore[arg-type]
+        metas = [TensorMeta(sub, m.dtype, m.device)] * n
+    else:
+        dim = a.py(1, "dim", 0)
+        if shape is None or not isinstance(dim, int) or not (-len(shape) <= dim < len(shape)):
+            count = a.py(0, "chunks", None) if fact.shape == "chunk" else None
+            if isinstance(count, int) and fact.shape == "chunk":
+                metas = [TensorMeta(None, m.dtype, m.device)] * count
+            else:
+                return Opaque(fact.name)
+        else:
+            d = S.norm_dim(dim, len(shape))
+            size = shape[d]
+            arg0 = a.py(0, "split_size_or_sections" if fact.shape == "split" else "chunks", None)
+            sizes: list[int] = []
+            if size is None:
+                if fact.shape == "chunk" and isinstance(arg0, int):
+                    metas = [TensorMeta(None, m.dtype, m.device)] * arg0
+                else:
+                    return Opaque(fact.name)
+            else:
+                if fact.shape == "chunk" and isinstance(arg0, int) and arg0 > 0:
+                    step = -(-size // arg0)
+                    sizes = [min(step, size - i) for i in range(0, size, step)]
+                elif fact.shape == "split" and isinstance(arg0, int) and arg0 > 0:
+                    sizes = [min(arg0, size - i) for i in range(0, size, arg0)]
+                elif fact.shape == "split" and isinstance(arg0, (tuple, list)):
+                    sizes = list(arg0)
+                else:
+                    return Opaque(fact.name)
+                metas = [TensorMeta(shape[:d] + (s,) + shape[d + 1:], m.dtype, m.device) for s in sizes]
+    outs = []
+    contiguous = it.value(base).contiguous
+    for mm in metas:
+        o = it.new_tensor(mm, storage=it.value(base).storage,
+                          contiguous=contiguous and (fact.shape == "unbind" and (a.py(0, "dim", 0) == 0) or
+                                                     (fact.shape != "unbind" and a.py(1, "dim", 0) == 0)))
+        outs.append(o)
+    it.emit(fact, node, [base], outs, category="view")
+    return Seq(outs, "tuple")
+
+
+def _infer_dtype(it: Interpreter, fact: OpFact, a: Args, tensors: list[TensorRef], metas: list[TensorMeta]) -> str | None:
+    rule = fact.dtype
+    first = metas[0].dtype if metas else None
+    explicit = _dtype_arg(a.get(None, "dtype"))
+    if rule == "same":
+        return first
+    if rule == "bool":
+        return "bool"
+    if rule in ("int64", "float32", "float16", "bfloat16", "float64", "int32"):
+        return rule
+    if rule == "promote":
+        scalars = [x.value for x in a.args if isinstance(x, Py)]
+        return S.promote([m.dtype for m in metas], scalars)
+    if rule == "float":
+        p = S.promote([m.dtype for m in metas], [x.value for x in a.args if isinstance(x, Py)])
+        return p if p is None or p in ("float16", "bfloat16", "float32", "float64") else "float32"
+    if rule == "where":
+        return S.promote([m.dtype for m in metas[1:]] or [None], [x.value for x in a.args[1:] if isinstance(x, Py)])
+    if rule == "sum":
+        if explicit:
+            return explicit
+        return "int64" if first in ("bool", "int8", "uint8", "int16", "int32", "int64") else first
+    if rule == "arg":
+        for v in list(a.args) + list(a.kwargs.values()):
+            d = _dtype_arg(v)
+            if d:
+                return d
+        return first
+    if rule == "like":
+        return metas[1].dtype if len(metas) > 1 else None
+    if rule == "creation":
+        if explicit:
+            return explicit
+        return "int64" if fact.name == "randint" else "float32"
+    if rule == "creation_like":
+        return explicit or first
+    if rule == "creation_full":
+        if explicit:
+            return explicit
+        fill = a.py(1, "fill_value", None)
+        if isinstance(fill, bool):
+            return "bool"
+        if isinstance(fill, int):
+            return "int64"
+        return "float32"
+    if rule == "arange":
+        if explicit:
+            return explicit
+        vals = [a.py(i, None, None) for i in range(3)]
+        if all(isinstance(v, int) or v is None for v in vals) and any(v is not None for v in vals):
+            return "int64"
+        return "float32"
+    return first
+
+
+def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, tensors: list[TensorRef],
+                 metas: list[TensorMeta], aten: tuple[str, ...]):
+    rule = fact.shape
+    first = metas[0] if metas else TensorMeta()
+    contiguous = True
+    reduce = None
+    n_out = 1
+    shape = None
+    base_contig = it.value(t).contiguous if t is not None else True
+    if rule == "same" or rule == "like":
+        shape = first.shape
+        if fact.category in ("pointwise",) and t is not None and not base_contig and len(tensors) == 1:
+            contiguous = fact.name == "clone" and False or (fact.name in ("contiguous", "reshape", "flatten"))
+        if fact.category == "reduction" and fact.name in ("_softmax", "_log_softmax"):
+            dim = a.py(0, "dim", -1)
+            if first.shape is not None and isinstance(dim, int) and -len(first.shape) <= dim < len(first.shape):
+                reduce = S.reduce_shape(first.shape, [dim], True)
+            else:
+                reduce = S.ReduceInfo(first.shape, None, "unknown")
+        elif fact.category == "reduction" and fact.name in ("layer_norm", "rms_norm"):
+            ns = a.ints(0, "normalized_shape")
+            if first.shape is not None and ns:
+                reduce = S.reduce_shape(first.shape, list(range(-len(ns), 0)), True)
+            else:
+                reduce = S.ReduceInfo(first.shape, None, "inner")
+    elif rule == "broadcast":
+        shape = S.broadcast([m.shape for m in metas]) if metas else None
+        if t is not None and not base_contig and all(m.shape == first.shape for m in metas[1:]) and len(metas) == 1:
+            contiguous = False
+    elif rule == "reduce":
+        dims, known = _dims(a, 0)
+        keepdim = bool(a.py(1, "keepdim", False))
+        if fact.returns == "max" and dims is not None:
+            n_out = 2
+        if known:
+            reduce = S.reduce_shape(first.shape, dims, keepdim)
+            shape = reduce.out_shape
+        else:
+            reduce = S.ReduceInfo(None, None, "unknown")
+    elif rule == "matmul":
+        if len(metas) >= 2:
+            shape = S.matmul_shape(metas[0].shape, metas[1].shape)
+            if metas[0].shape is not None and metas[1].shape is not None:
+                ra, rb = len(metas[0].shape), len(metas[1].shape)
+                if fact.name in ("matmul", "mm") or fact.aten == ("mm",):
+                    aten = ("bmm",) if (ra >= 3 and rb >= 3) else ("mm",)
+    elif rule == "linear":
+        x, w = (metas + [TensorMeta(), TensorMeta()])[:2]
+        if x.shape is not None and w.shape is not None and len(w.shape) == 2:
+            shape = x.shape[:-1] + (w.shape[0],)
+        bias = a.get(1, "bias")
+        aten = ("addmm",) if isinstance(bias, TensorRef) else ("mm",)
+    elif rule == "addmm":
+        if len(metas) >= 3:
+            shape = S.matmul_shape(metas[1].shape, metas[2].shape)
+    elif rule == "view":
+        sizes = a.ints(0, "shape")
+        shape = S.view_shape(first.shape, sizes) if sizes is not None else None
+        contiguous = base_contig
+    elif rule == "flatten":
+        shape = S.flatten_shape(first.shape, a.py(0, "start_dim", 0), a.py(1, "end_dim", -1))
+    elif rule == "transpose":
+        d0, d1 = a.py(0, "dim0", 0), a.py(1, "dim1", 1)
+        shape = S.transpose_shape(first.shape, d0, d1) if isinstance(d0, int) and isinstance(d1, int) else None
+        contiguous = False
+    elif rule == "t":
+        shape = tuple(reversed(first.shape)) if first.shape is not None else None
+        contiguous = first.shape is not None and len(first.shape) < 2
+    elif rule == "permute":
+        dims = a.ints(0, "dims")
+        shape = S.permute_shape(first.shape, dims) if dims and None not in dims else None  # type: ignore[arg-type]
+        contiguous = dims is not None and dims == sorted(dims) and all(d >= 0 for d in dims if d is not None)
+    elif rule == "unsqueeze":
+        d = a.py(0, "dim", None)
+        shape = S.unsqueeze_shape(first.shape, d) if isinstance(d, int) else None
+        contiguous = base_contig
+    elif rule == "squeeze":
+        d = a.py(0, "dim", None)
+        shape = S.squeeze_shape(first.shape, d if isinstance(d, int) else None)
+        contiguous = base_contig
+    elif rule == "expand":
+        sizes = a.ints(0, "size")
+        shape = S.expand_shape(first.shape, sizes) if sizes is not None else None
+        contiguous = shape == first.shape and shape is not None
+    elif rule == "creation":
+        sizes = a.ints(0, "size")
+        if fact.name == "randint":
+            sizes = a.ints(2, "size")
+        shape = tuple(sizes) if sizes is not None and None not in sizes else None
+    elif rule == "creation_full":
+        sizes = a.ints(0, "size") if len(a.args) <= 1 else Args([a.args[0]], {}).ints(0)
+        shape = tuple(sizes) if sizes is not None and None not in sizes else None
+    elif rule == "arange":
+        vals = [a.py(i, None, None) for i in range(3)]
+        start, end, step = (0, vals[0], 1) if vals[1] is None else (vals[0], vals[1], vals[2] or 1)
+        if all(isinstance(v, (int, float)) for v in (start, end, step)) and step:
+            import math
+
+            shape = (max(0, math.ceil((end - start) / step)),)  # type: ignore[operator]
+    elif rule == "cat":
+        d = a.py(1, "dim", 0)
+        shape = S.cat_shape([m.shape for m in metas], d) if isinstance(d, int) else None
+    elif rule == "stack":
+        d = a.py(1, "dim", 0)
+        shape = S.stack_shape([m.shape for m in metas], d) if isinstance(d, int) else None
+    elif rule == "gather":
+        shape = metas[1].shape if len(metas) > 1 else None
+    elif rule == "embedding":
+        if len(metas) >= 2 and metas[0].shape is not None and metas[1].shape is not None and len(metas[1].shape) == 2:
+            shape = metas[0].shape + (metas[1].shape[1],)
+    elif rule == "sdpa":
+        if len(metas) >= 3 and metas[0].shape is not None and metas[2].shape is not None:
+            shape = metas[0].shape[:-1] + metas[2].shape[-1:]
+    return shape, contiguous, reduce, n_out, aten

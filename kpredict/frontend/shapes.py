@@ -1,0 +1,241 @@
+"""Shape, dtype and layout inference for the `shape` / `dtype` rules named in rules/*.toml.
+
+Everything degrades to "unknown" (None) instead of guessing: bytes are only reported when every
+shape and dtype involved is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kpredict.ir import TensorMeta
+
+Shape = tuple[int | None, ...] | None
+
+DTYPE_NAMES = {
+    "float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
+    "float16": "float16", "half": "float16", "bfloat16": "bfloat16", "int64": "int64",
+    "long": "int64", "int32": "int32", "int": "int32", "int16": "int16", "short": "int16",
+    "int8": "int8", "uint8": "uint8", "bool": "bool", "complex64": "complex64",
+    "cfloat": "complex64", "complex128": "complex128",
+}
+_FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
+_INT_RANK = {"bool": 0, "uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4}
+
+
+def dtype_from_dotted(dotted: str) -> str | None:
+    """'torch.float16' -> 'float16'."""
+    if dotted.startswith("torch."):
+        return DTYPE_NAMES.get(dotted[6:])
+    return None
+
+
+def promote(dtypes: list[str | None], scalars: list[object] = ()) -> str | None:
+    """torch's type promotion for tensors of the same category, plus Python scalars."""
+    if not dtypes or any(d is None for d in dtypes):
+        return None
+    floats = [d for d in dtypes if d in _FLOAT_RANK]
+    if floats:
+        if len(set(floats)) == 1:
+            return floats[0]
+        if set(floats) == {"float16", "bfloat16"}:
+            return "float32"
+        return max(floats, key=lambda d: _FLOAT_RANK[d])
+    if any(isinstance(s, float) for s in scalars):
+        return "float32"
+    ints = [d for d in dtypes if d in _INT_RANK]
+    if ints and len(ints) == len(dtypes):
+        best = max(ints, key=lambda d: _INT_RANK[d])
+        if best == "bool" and any(isinstance(s, int) and not isinstance(s, bool) for s in scalars):
+            return "int64"
+        return best
+    return dtypes[0]
+
+
+def broadcast(shapes: list[Shape]) -> Shape:
+    if any(s is None for s in shapes):
+        return None
+    rank = max((len(s) for s in shapes), default=0)  # type: ignore[arg-type]
+    out: list[int | None] = []
+    for i in range(rank):
+        dim: int | None = 1
+        for s in shapes:
+            j = i - (rank - len(s))  # type: ignore[arg-type]
+            if j < 0:
+                continue
+            d = s[j]  # type: ignore[index]
+            if d is None:
+                dim = None if dim in (1, None) else dim
+            elif d != 1:
+                dim = d
+        out.append(dim)
+    return tuple(out)
+
+
+def norm_dim(d: int, rank: int) -> int:
+    return d + rank if d < 0 else d
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceInfo:
+    out_shape: Shape
+    reduce_len: int | None  # elements reduced per output
+    axis: str  # inner | outer | all | unknown
+
+
+def reduce_shape(shape: Shape, dims: list[int] | None, keepdim: bool) -> ReduceInfo:
+    if shape is None:
+        return ReduceInfo(None, None, "unknown" if dims is not None else "all")
+    rank = len(shape)
+    if dims is None or rank == 0:
+        n = 1
+        for d in shape:
+            n = None if (n is None or d is None) else n * d
+        return ReduceInfo(tuple(1 for _ in shape) if keepdim else (), n, "all")
+    ds = sorted({norm_dim(d, rank) for d in dims})
+    if any(d < 0 or d >= rank for d in ds):
+        return ReduceInfo(None, None, "unknown")
+    red = 1
+    for d in ds:
+        red = None if (red is None or shape[d] is None) else red * shape[d]
+    out = [1 if i in ds else s for i, s in enumerate(shape)] if keepdim else [s for i, s in enumerate(shape) if i not in ds]
+    inner = ds == list(range(rank - len(ds), rank))
+    if len(ds) == rank:
+        axis = "all"
+    else:
+        axis = "inner" if inner else "outer"
+    return ReduceInfo(tuple(out), red, axis)
+
+
+def matmul_shape(a: Shape, b: Shape) -> Shape:
+    if a is None or b is None:
+        return None
+    if len(a) == 1 and len(b) == 1:
+        return ()
+    if len(a) == 1:
+        return b[:-2] + b[-1:]
+    if len(b) == 1:
+        return a[:-1]
+    batch = broadcast([a[:-2], b[:-2]])
+    if batch is None:
+        return None
+    return batch + (a[-2], b[-1])
+
+
+def view_shape(shape: Shape, sizes: list[int | None]) -> Shape:
+    if any(s is None for s in sizes):
+        return tuple(sizes) if sizes.count(None) <= 0 else None
+    if -1 in sizes:
+        if shape is None or any(d is None for d in shape):
+            return None
+        total = 1
+        for d in shape:
+            total *= d  # type: ignore[operator]
+        known = 1
+        for s in sizes:
+            if s != -1:
+                known *= s  # type: ignore[operator]
+        if known == 0:
+            return None
+        return tuple(total // known if s == -1 else s for s in sizes)
+    return tuple(sizes)
+
+
+def transpose_shape(shape: Shape, d0: int, d1: int) -> Shape:
+    if shape is None:
+        return None
+    s = list(shape)
+    if not s:
+        return shape
+    i, j = norm_dim(d0, len(s)), norm_dim(d1, len(s))
+    if not (0 <= i < len(s) and 0 <= j < len(s)):
+        return None
+    s[i], s[j] = s[j], s[i]
+    return tuple(s)
+
+
+def permute_shape(shape: Shape, dims: list[int]) -> Shape:
+    if shape is None or len(dims) != len(shape):
+        return None
+    return tuple(shape[norm_dim(d, len(shape))] for d in dims)
+
+
+def unsqueeze_shape(shape: Shape, d: int) -> Shape:
+    if shape is None:
+        return None
+    s = list(shape)
+    d = d + len(s) + 1 if d < 0 else d
+    s.insert(d, 1)
+    return tuple(s)
+
+
+def squeeze_shape(shape: Shape, d: int | None) -> Shape:
+    if shape is None:
+        return None
+    if d is None:
+        if any(x is None for x in shape):
+            return None
+        return tuple(x for x in shape if x != 1)
+    d = norm_dim(d, len(shape))
+    return tuple(x for i, x in enumerate(shape) if not (i == d and x == 1))
+
+
+def flatten_shape(shape: Shape, start: int = 0, end: int = -1) -> Shape:
+    if shape is None:
+        return None
+    if not shape:
+        return (1,)
+    s, e = norm_dim(start, len(shape)), norm_dim(end, len(shape))
+    mid = 1
+    for d in shape[s : e + 1]:
+        mid = None if (mid is None or d is None) else mid * d
+    return shape[:s] + (mid,) + shape[e + 1 :]
+
+
+def expand_shape(shape: Shape, sizes: list[int | None]) -> Shape:
+    if shape is None:
+        return None if any(s in (-1, None) for s in sizes) else tuple(sizes)
+    out = []
+    off = len(sizes) - len(shape)
+    for i, s in enumerate(sizes):
+        if s == -1:
+            out.append(shape[i - off] if i - off >= 0 else None)
+        else:
+            out.append(s)
+    return tuple(out)
+
+
+def cat_shape(shapes: list[Shape], dim: int) -> Shape:
+    if not shapes or any(s is None for s in shapes):
+        return None
+    rank = len(shapes[0])  # type: ignore[arg-type]
+    if rank == 0:
+        return None
+    d = norm_dim(dim, rank)
+    total = 0
+    for s in shapes:
+        if len(s) != rank or s[d] is None:  # type: ignore[arg-type, index]
+            return None
+        total += s[d]  # type: ignore[index, operator]
+    out = list(shapes[0])  # type: ignore[arg-type]
+    out[d] = total
+    return tuple(out)
+
+
+def stack_shape(shapes: list[Shape], dim: int) -> Shape:
+    if not shapes or any(s is None for s in shapes):
+        return None
+    first = list(shapes[0])  # type: ignore[arg-type]
+    d = dim + len(first) + 1 if dim < 0 else dim
+    first.insert(d, len(shapes))
+    return tuple(first)
+
+
+def slice_dim(size: int | None, start: int | None, stop: int | None, step: int | None) -> int | None:
+    if size is None:
+        return None
+    return len(range(*slice(start, stop, step).indices(size)))
+
+
+def meta(shape: Shape, dtype: str | None, device: str | None = None) -> TensorMeta:
+    return TensorMeta(shape=shape, dtype=dtype, device=device)

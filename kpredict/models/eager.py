@@ -1,0 +1,48 @@
+"""The eager model: every launching op is dispatched on its own and goes through memory.
+
+Per op: the number of kernels the target launches (rules/), one read per distinct tensor input and
+one write per output (an in-place op reads and writes its target). An op that launches two kernels
+out of place (masked_fill, scatter, baddbmm...) is a copy of its input followed by the in-place op.
+"""
+
+from __future__ import annotations
+
+from kpredict.ir import FunctionGraph, Kernel, Op
+from kpredict.opfacts import OpTable, default_table
+
+SILENT = ("view", "alloc", "noop", "sync")
+
+
+def op_kernels(op: Op, table: OpTable, target: str) -> int:
+    if op.category in SILENT or op.free_reason:
+        return 0
+    fact = table.ops.get(op.name)
+    return fact.eager_kernels(target) if fact is not None else 0
+
+
+def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) -> list[Kernel]:
+    table = table or default_table()
+    out: list[Kernel] = []
+    for op in fg.ops:
+        n = op_kernels(op, table, target)
+        if n == 0:
+            continue
+        fact = table.ops.get(op.name)
+        name = f"aten::{op.aten[0] if op.aten else op.name}"
+        reads = tuple(op.inputs)
+        writes = tuple(op.outputs)
+        if fact is not None and fact.eager_traffic is not None:
+            r, w = fact.eager_traffic
+            reads, writes = reads[:r], writes[:w] if w <= len(writes) else writes
+        if n >= 2 and op.inputs and op.outputs:
+            # copy of self into the output, then the in-place kernel over it
+            out.append(Kernel(f"aten::copy_", (op.oid,), (op.inputs[0],), (op.outputs[0],), "eager", op.graph))
+            out.append(Kernel(name, (op.oid,), (op.outputs[0],) + tuple(op.inputs[1:]), writes, "eager", op.graph,
+                              launches=n - 1))
+            continue
+        out.append(Kernel(name, (op.oid,), reads, writes, "eager", op.graph, launches=n))
+    return out
+
+
+def eager_syncs(fg: FunctionGraph) -> int:
+    return sum(op.syncs for op in fg.ops)

@@ -1,0 +1,537 @@
+"""The compile model: group a function's ops into the kernels TorchInductor would generate.
+
+It follows the scheduler's rules as measured and read in shared/notes/inductor-rules.md (B.1-B.14):
+- graph breaks split the function; nothing fuses across them; dead code is removed;
+- pointwise ops over the same number of elements fuse vertically, whatever the chain length;
+- a reduction takes its pointwise producers (prologue) and consumers over its input or output
+  size (epilogue), and sibling reductions over the same rows;
+- independent nodes reading a common buffer fuse horizontally;
+- extern kernels (matmul, conv, attention) and fallbacks stay alone; a 1-D bias add after a
+  matmul becomes addmm; softmax(q@k^T)@v becomes one attention kernel where the target rewrites it;
+- on CUDA, long reductions with few outputs split into two kernels and then cannot host a
+  full-size epilogue; any RNG adds one seed launch per graph.
+Target differences come from rules/targets.toml.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from kpredict.ir import FunctionGraph, Kernel, Op
+from kpredict.opfacts import default_targets
+
+FUSIBLE = ("pointwise", "reduction", "random")
+
+
+@dataclass(slots=True)
+class Node:
+    op: Op
+    kind: str  # pw | red | extern | fallback
+    numel: int | None  # elements iterated (pw: output numel; red: input numel)
+    rout: int | None = None  # reduction outputs
+    deps: set[int] = field(default_factory=set)  # oids this node reads from (same graph)
+    absorbed_into: int | None = None  # oid of the node whose kernel computes this one
+
+
+@dataclass(slots=True)
+class Group:
+    gid: int
+    nodes: list[int]  # oids, program order
+    kind: str  # fused | extern | fallback
+    numel: int | None = None  # pointwise iteration size (None: unknown)
+    red: tuple[int | None, int | None] | None = None  # (rin, rout) of its reductions
+    red_len: int | None = None
+    red_axis: str | None = None
+    dtypes: set[str] = field(default_factory=set)
+
+
+def _numel(fg: FunctionGraph, vid: int) -> int | None:
+    v = fg.values.get(vid)
+    return v.meta.numel if v is not None else None
+
+
+def _storage(fg: FunctionGraph, vid: int) -> int:
+    v = fg.values.get(vid)
+    return v.storage if v is not None else vid
+
+
+class Scheduler:
+    def __init__(self, fg: FunctionGraph, target: str, conf: dict) -> None:
+        self.fg = fg
+        self.target = target
+        self.conf = conf
+        self.ops = {op.oid: op for op in fg.ops}
+        self._gids = itertools.count()
+
+    # ------------------------------------------------------------------ dataflow
+    def dataflow(self, ops: list[Op]) -> tuple[dict[int, set[int]], dict[int, int]]:
+        """deps[oid] = compute ops (any graph) whose writes it reads; writer[vid] = last compute op writing it."""
+        last: dict[int, int] = {}  # storage -> oid of last compute writer
+        deps: dict[int, set[int]] = {}
+        for op in ops:
+            d: set[int] = set()
+            for vid in op.inputs:
+                w = last.get(_storage(self.fg, vid))
+                if w is not None:
+                    d.add(w)
+            deps[op.oid] = d
+            if op.category in ("view", "alloc", "noop") or op.free_reason:
+                continue
+            if op.category == "sync":
+                continue
+            for vid in op.outputs + op.mutates:
+                last[_storage(self.fg, vid)] = op.oid
+        return deps, last
+
+    def live_ops(self, ops: list[Op], deps: dict[int, set[int]], last: dict[int, int]) -> set[int]:
+        """Dead-code elimination: keep ops whose results reach a return, a later graph, a sync or a mutated input."""
+        live: set[int] = set()
+        roots: set[int] = set()
+        for vid in self.fg.returns:
+            w = last.get(_storage(self.fg, vid))
+            if w is not None:
+                roots.add(w)
+        inputs = {self.fg.values[v].storage for v in self.fg.inputs if v in self.fg.values}
+        for op in ops:
+            if op.category == "sync":
+                roots |= deps[op.oid]
+            if op.mutates and any(_storage(self.fg, m) in inputs for m in op.mutates):
+                roots.add(op.oid)
+            if op.category == "unknown":
+                roots |= deps[op.oid]
+        # values crossing a graph break are outputs of the earlier graph
+        for op in ops:
+            for d in deps[op.oid]:
+                if self.ops[d].graph != op.graph:
+                    roots.add(d)
+        # an in-place op on a live buffer keeps the buffer's earlier writers alive through deps
+        stack = list(roots)
+        while stack:
+            o = stack.pop()
+            if o in live:
+                continue
+            live.add(o)
+            stack.extend(deps.get(o, ()))
+            # later in-place writers of the same storage are part of its final value
+        for op in ops:
+            if op.mutates and op.oid not in live:
+                st = {_storage(self.fg, m) for m in op.mutates}
+                if any(any(_storage(self.fg, v) in st for v in self.ops[l].outputs) for l in list(live)):
+                    live.add(op.oid)
+                    stack = list(deps[op.oid])
+                    while stack:
+                        o = stack.pop()
+                        if o not in live:
+                            live.add(o)
+                            stack.extend(deps.get(o, ()))
+        return live
+
+    # ------------------------------------------------------------------ nodes
+    def node_for(self, op: Op, deps: set[int]) -> Node | None:
+        if op.category in ("view", "alloc", "noop", "sync", "unknown") or op.free_reason:
+            return None
+        comp = op.compiled
+        if op.category == "extern" and comp != "generated":
+            return Node(op, "extern" if comp == "extern" else "fallback", None, deps=set(deps))
+        if op.category == "fallback" or comp == "fallback":
+            return Node(op, "fallback", None, deps=set(deps))
+        out_n = _numel(self.fg, op.outputs[0]) if op.outputs else None
+        if op.category == "reduction":
+            in_n = _numel(self.fg, op.inputs[0]) if op.inputs else None
+            rout = None
+            if op.reduce_len and in_n:
+                rout = in_n // op.reduce_len
+            if op.name in ("_softmax", "_log_softmax", "layer_norm", "rms_norm"):
+                # row statistics + a full-size epilogue in one kernel
+                return Node(op, "red", in_n, rout, deps=set(deps))
+            return Node(op, "red", in_n, rout if rout is not None else out_n, deps=set(deps))
+        return Node(op, "pw", out_n, deps=set(deps))
+
+    # ------------------------------------------------------------------ the schedule
+    def split(self, g: Group) -> bool:
+        """Whether a CUDA reduction group splits into two kernels (shared/notes B.4)."""
+        c = self.conf
+        if not c["split_reductions"] or g.red is None:
+            return False
+        rin, rout = g.red
+        if rin is None or rout is None or rout == 0:
+            return False
+        rlen = rin // rout
+        if any(self.ops[o].name in ("argmax", "argmin") for o in g.nodes):
+            return False
+        if rout == 1:
+            return rlen > c["split_full_min_len"]
+        if g.red_axis == "outer":
+            return rout < c["split_outer_max_outputs"] and rlen > c["split_outer_min_len"]
+        return rout < c["split_inner_max_outputs"] and rlen > c["split_inner_min_len"]
+
+    def can_fuse(self, g: Group, n: Node, horizontal: bool = False) -> bool:
+        if g.kind != "fused" or n.kind not in ("pw", "red"):
+            return False
+        if len(g.nodes) >= 64:
+            return False
+        if g.red is None:
+            if n.kind == "pw":
+                return g.numel is None or n.numel is None or g.numel == n.numel
+            # pointwise producers of a reduction: same elements as the reduction's input
+            return g.numel is None or n.numel is None or g.numel == n.numel
+        rin, rout = g.red
+        split = self.split(g)
+        if n.kind == "pw":
+            if n.numel is None or rin is None:
+                return not split
+            if n.numel == rout:
+                return True
+            return n.numel == rin and not split
+        # reduction after reduction
+        if rin is None or n.numel is None:
+            return True
+        if n.numel == rin and n.rout == rout:
+            return True
+        if horizontal and self.conf["mixed_reduction_fusion"] and n.numel == rin:
+            return True
+        return False
+
+    def schedule(self) -> list[Kernel]:
+        ops = self.fg.ops
+        deps, last = self.dataflow(ops)
+        live = self.live_ops(ops, deps, last)
+        kernels: list[Kernel] = []
+        graphs = sorted({op.graph for op in ops})
+        for gi in graphs:
+            kernels.extend(self.schedule_graph([op for op in ops if op.graph == gi and op.oid in live], deps, gi))
+        return kernels
+
+    def schedule_graph(self, ops: list[Op], deps: dict[int, set[int]], gi: int) -> list[Kernel]:
+        nodes: dict[int, Node] = {}
+        for op in ops:
+            n = self.node_for(op, {d for d in deps[op.oid] if self.ops[d].graph == gi})
+            if n is not None:
+                nodes[op.oid] = n
+        # consumers, for pattern rewrites
+        users: dict[int, list[int]] = {o: [] for o in nodes}
+        for o, n in nodes.items():
+            for d in n.deps:
+                if d in users:
+                    users[d].append(o)
+        self.rewrite_addmm(nodes, users)
+        self.rewrite_attention(nodes, users)
+        group_of: dict[int, int] = {}
+        groups: dict[int, Group] = {}
+
+        def ancestors_outside(oid: int, gset: set[int]) -> set[int]:
+            seen: set[int] = set()
+            stack = [d for d in nodes[oid].deps if d in nodes]
+            while stack:
+                x = stack.pop()
+                if x in seen:
+                    continue
+                seen.add(x)
+                stack.extend(d for d in nodes[x].deps if d in nodes)
+            return seen
+
+        def reaches(src: set[int], dst_deps: set[int], exclude: set[int]) -> bool:
+            """Is any node of dst_deps (outside `exclude`) a descendant of `src`?"""
+            frontier = [d for d in dst_deps if d not in exclude and d in nodes]
+            seen: set[int] = set()
+            while frontier:
+                x = frontier.pop()
+                if x in seen:
+                    continue
+                seen.add(x)
+                if x in src:
+                    return True
+                frontier.extend(d for d in nodes[x].deps if d in nodes)
+            return False
+
+        for oid, n in nodes.items():
+            if n.absorbed_into is not None:
+                continue
+            if n.kind in ("extern", "fallback"):
+                g = Group(next(self._gids), [oid], n.kind)
+                groups[g.gid] = g
+                group_of[oid] = g.gid
+                continue
+            cand = []
+            for d in sorted(n.deps):
+                gd = group_of.get(d)
+                if gd is not None and groups[gd].kind == "fused" and gd not in cand:
+                    cand.append(gd)
+            merged: Group | None = None
+            for gd in cand:
+                g = groups[gd]
+                if not self.can_fuse(g, n):
+                    continue
+                members = set(g.nodes) | ({*merged.nodes} if merged else set())
+                other_deps = {d for d in n.deps if d not in members}
+                if reaches(members, other_deps, members):
+                    continue
+                if merged is None:
+                    merged = g
+                else:
+                    merged.nodes.extend(g.nodes)
+                    merged.nodes.sort()
+                    for o in g.nodes:
+                        group_of[o] = merged.gid
+                    self._merge_meta(merged, g)
+                    del groups[g.gid]
+            if merged is None:
+                merged = Group(next(self._gids), [], "fused")
+                groups[merged.gid] = merged
+            merged.nodes.append(oid)
+            group_of[oid] = merged.gid
+            self._add_node(merged, n)
+        # horizontal fusion: siblings reading a common buffer, no path between them
+        changed = True
+        while changed:
+            changed = False
+            fused = [g for g in groups.values() if g.kind == "fused"]
+            for i, a in enumerate(fused):
+                for b in fused[i + 1:]:
+                    if a.gid not in groups or b.gid not in groups:
+                        continue
+                    if not self._share_input(a, b, nodes) or len(a.nodes) + len(b.nodes) > 64:
+                        continue
+                    if not self._compatible(a, b, nodes):
+                        continue
+                    sa, sb = set(a.nodes), set(b.nodes)
+                    dep_b = set().union(*(nodes[o].deps for o in b.nodes)) - sb
+                    dep_a = set().union(*(nodes[o].deps for o in a.nodes)) - sa
+                    if reaches(sa, dep_b, sb) or reaches(sb, dep_a, sa):
+                        continue
+                    a.nodes = sorted(a.nodes + b.nodes)
+                    for o in b.nodes:
+                        group_of[o] = a.gid
+                    self._merge_meta(a, b)
+                    del groups[b.gid]
+                    changed = True
+        return self.emit_kernels(groups, nodes, group_of, ops, gi)
+
+    def _add_node(self, g: Group, n: Node) -> None:
+        out = n.op.outputs[0] if n.op.outputs else None
+        if out is not None and self.fg.values.get(out) and self.fg.values[out].meta.dtype:
+            g.dtypes.add(self.fg.values[out].meta.dtype)  # type: ignore[arg-type]
+        if n.kind == "red":
+            if g.red is None:
+                g.red = (n.numel, n.rout)
+                g.red_axis = n.op.reduce_axis
+            if g.numel is None:
+                g.numel = n.numel
+        elif g.numel is None and g.red is None:
+            g.numel = n.numel
+
+    def _merge_meta(self, a: Group, b: Group) -> None:
+        if a.red is None and b.red is not None:
+            a.red, a.red_axis = b.red, b.red_axis
+        if a.numel is None:
+            a.numel = b.numel
+        a.dtypes |= b.dtypes
+
+    def _share_input(self, a: Group, b: Group, nodes: dict[int, Node]) -> bool:
+        def reads(g: Group) -> set[int]:
+            s: set[int] = set()
+            for o in g.nodes:
+                for vid in nodes[o].op.inputs:
+                    s.add(_storage(self.fg, vid))
+            return s
+
+        return bool(reads(a) & reads(b))
+
+    def _compatible(self, a: Group, b: Group, nodes: dict[int, Node]) -> bool:
+        if a.red is None and b.red is None:
+            return a.numel is None or b.numel is None or a.numel == b.numel
+        if a.red is not None and b.red is not None:
+            if a.red == b.red:
+                return not (self.split(a) != self.split(b))
+            return bool(self.conf["mixed_reduction_fusion"] and a.red[0] == b.red[0])
+        r, p = (a, b) if a.red is not None else (b, a)
+        rin, rout = r.red  # type: ignore[misc]
+        if p.numel is None:
+            return True
+        return p.numel == rout or (p.numel == rin and not self.split(r))
+
+    # ------------------------------------------------------------------ rewrites
+    def rewrite_addmm(self, nodes: dict[int, Node], users: dict[int, list[int]]) -> None:
+        """mm followed by `+ bias` (1-D) becomes one addmm (joint-graph pattern)."""
+        for oid, n in nodes.items():
+            if n.kind != "extern" or n.op.aten not in (("mm",),) or len(users[oid]) != 1:
+                continue
+            u = nodes[users[oid][0]]
+            if u.op.name not in ("add",) or len(u.op.inputs) != 2:
+                continue
+            other = [v for v in u.op.inputs if v not in n.op.outputs]
+            if len(other) != 1:
+                continue
+            m = self.fg.values[other[0]].meta
+            if m.shape is not None and len(m.shape) == 1:
+                u.absorbed_into = oid
+                n.op = _with_aten(n.op, ("addmm",))
+
+    def rewrite_attention(self, nodes: dict[int, Node], users: dict[int, list[int]]) -> None:
+        """softmax(q @ k^T * s) @ v -> one SDPA kernel where the target's pattern matcher does it."""
+        mode = self.conf["attention_rewrite"]
+        if mode == "never":
+            return
+        for oid, n in nodes.items():
+            if n.op.name != "_softmax" or n.absorbed_into is not None:
+                continue
+            chain: list[int] = []
+            cur = n
+            first_mm: Node | None = None
+            while True:
+                ds = [d for d in cur.deps if d in nodes]
+                if len(ds) != 1:
+                    break
+                d = nodes[ds[0]]
+                if d.kind == "extern" and d.op.aten in (("bmm",), ("mm",)):
+                    first_mm = d
+                    break
+                if d.kind != "pw" or len(users[d.op.oid]) != 1:
+                    break
+                chain.append(d.op.oid)
+                cur = d
+            if first_mm is None or len(users[oid]) != 1:
+                continue
+            second = nodes[users[oid][0]]
+            if second.kind != "extern" or second.op.aten not in (("bmm",), ("mm",)) or len(users[first_mm.op.oid]) != 1:
+                continue
+            dtype = self.fg.values[n.op.outputs[0]].meta.dtype if n.op.outputs else None
+            if mode == "half" and dtype not in ("float16", "bfloat16"):
+                continue
+            kname = self.conf["sdpa_kernel"].get(dtype or "float32", self.conf["sdpa_kernel"]["float32"])
+            second.kind = "fallback"
+            second.op = _with_aten(second.op, (kname,))
+            second.deps = (second.deps | first_mm.deps | n.deps | {d for c in chain for d in nodes[c].deps}) - {
+                first_mm.op.oid, oid, *chain}
+            for o in (first_mm.op.oid, oid, *chain):
+                nodes[o].absorbed_into = second.op.oid
+
+    # ------------------------------------------------------------------ kernels
+    def emit_kernels(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int],
+                     ops: list[Op], gi: int) -> list[Kernel]:
+        # what each group reads and writes: buffers crossing its boundary
+        member: dict[int, int] = {}
+        for g in groups.values():
+            for o in g.nodes:
+                member[o] = g.gid
+        for o, n in nodes.items():
+            if n.absorbed_into is not None:
+                member[o] = member.get(n.absorbed_into, -1)
+        consumers: dict[int, set[int]] = {}  # storage -> groups reading it (-1: outside the graph)
+        writer_group: dict[int, int] = {}
+        for op in self.fg.ops:
+            if op.category in ("view", "alloc", "noop") or op.free_reason:
+                continue
+            if op.graph == gi and op.oid not in member and op.category != "sync":
+                continue  # dead in this graph
+            gid = member.get(op.oid)
+            for vid in op.inputs:
+                st = _storage(self.fg, vid)
+                consumers.setdefault(st, set()).add(gid if (gid is not None and op.graph == gi) else -1)
+        returned = {_storage(self.fg, v) for v in self.fg.returns}
+        input_st = {_storage(self.fg, v) for v in self.fg.inputs}
+        order = sorted(groups.values(), key=lambda g: min(g.nodes))
+        kernels: list[Kernel] = []
+        has_random = any(nodes[o].op.category == "random" for g in order for o in g.nodes)
+        if has_random and self.conf.get("random_seed_kernel"):
+            kernels.append(Kernel(f"{self.conf['extern_prefix']}{self.conf['random_seed_kernel']}", (), (), (),
+                                  "fallback", gi))
+        index = 0
+        for g in order:
+            gops = [nodes[o].op for o in g.nodes] + [n.op for n in nodes.values()
+                                                     if n.absorbed_into is not None and member.get(n.op.oid) == g.gid]
+            own = {op.oid for op in gops}
+            reads: list[int] = []
+            writes: list[int] = []
+            written_here: set[int] = set()
+            for op in sorted(gops, key=lambda o: o.oid):
+                for vid in op.inputs:
+                    st = _storage(self.fg, vid)
+                    w = writer_group.get(st)
+                    if st not in written_here and st not in reads and w != g.gid:
+                        reads.append(st)
+                for vid in op.outputs + op.mutates:
+                    st = _storage(self.fg, vid)
+                    written_here.add(st)
+                    writer_group[st] = g.gid
+            for st in sorted(written_here):
+                outside = consumers.get(st, set()) - {g.gid}
+                if outside or st in returned or st in input_st or g.kind != "fused":
+                    writes.append(st)
+            reads_v = tuple(reads)
+            writes_v = tuple(writes)
+            if g.kind in ("extern", "fallback"):
+                op = nodes[g.nodes[0]].op
+                aten = op.aten[0] if op.aten else op.name
+                if g.kind == "extern" and aten == "addmm" and self.conf["addmm_unfuse_bias"]:
+                    users = [x for x in groups.values() if x.kind == "fused" and
+                             any(_storage(self.fg, v) in set(_storage(self.fg, o) for o in op.outputs)
+                                 for oo in x.nodes for v in nodes[oo].op.inputs)]
+                    if users:
+                        aten = "mm"
+                        users[0].dtypes.add("__addmm__")
+                kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), reads_v, writes_v,
+                                      g.kind, gi))
+                continue
+            names = self.kernel_name_parts(gops, nodes)
+            if "__addmm__" in g.dtypes:
+                names = sorted(set(names) | {"addmm"})
+            prefix = self.conf["kernel_prefix"]
+            split = self.split(g)
+            joined = "_".join(names)
+            if self.conf["categorized_names"]:
+                if g.red is None:
+                    cat = "poi"
+                elif split:
+                    cat = "red"
+                else:
+                    rlen = (g.red[0] // g.red[1]) if (g.red[0] and g.red[1]) else None
+                    inner = g.red_axis in ("inner", "all")
+                    per = rlen is not None and rlen <= (self.conf["persistent_max_len"] if inner else 64)
+                    cat = "per" if per else "red"
+                kernels.append(Kernel(f"{prefix}_{cat}_fused_{joined}_{index}", tuple(sorted(own)), reads_v,
+                                      writes_v if not split else (-1,), "generated", gi))
+                index += 1
+                if split:
+                    kernels.append(Kernel(f"{prefix}_per_fused_{joined}_{index}", tuple(sorted(own)), (-1,),
+                                          writes_v, "generated", gi))
+                    index += 1
+            else:
+                kernels.append(Kernel(f"{prefix}_fused_{joined}_{index}", tuple(sorted(own)), reads_v, writes_v,
+                                      "generated", gi))
+                index += 1
+        return kernels
+
+    def kernel_name_parts(self, gops: list[Op], nodes: dict[int, Node]) -> list[str]:
+        names: set[str] = set()
+        own = {op.oid for op in gops}
+        producer = {vid: op for op in self.fg.ops for vid in op.outputs}
+        for op in gops:
+            names.update(op.aten)
+            # views feeding the kernel's ops are part of its index arithmetic, and of its name
+            stack = list(op.inputs)
+            seen: set[int] = set()
+            while stack:
+                vid = stack.pop()
+                if vid in seen:
+                    continue
+                seen.add(vid)
+                p = producer.get(vid)
+                if p is None or p.oid in own:
+                    continue
+                if p.category == "view" or p.free_reason:
+                    names.update(p.aten)
+                    stack.extend(p.inputs)
+        return sorted(n for n in names if n)
+
+
+def _with_aten(op: Op, aten: tuple[str, ...]) -> Op:
+    from dataclasses import replace
+
+    return replace(op, aten=aten)
+
+
+def compiled_kernels(fg: FunctionGraph, target: str, conf: dict | None = None) -> list[Kernel]:
+    conf = conf or default_targets()[target]
+    return Scheduler(fg, target, conf).schedule()

@@ -1,0 +1,56 @@
+"""The JSON report (schema kpredict/report/v1): a contract other tools read; see kpredict/schema/report.schema.json."""
+
+from __future__ import annotations
+
+import json
+
+from kpredict.ir import FileReport, Figures, FunctionReport, Report
+
+SCHEMA_ID = "kpredict/report/v1"
+
+
+def _figures(f: Figures) -> dict:
+    return {"kernels": f.kernels, "reads": f.reads, "writes": f.writes, "bytes": f.bytes, "syncs": f.syncs}
+
+
+def function_dict(fn: FunctionReport) -> dict:
+    c = fn.compiled
+    return {
+        "qualname": fn.qualname,
+        "line": fn.line,
+        "eager": _figures(fn.eager),
+        "compiled": {
+            "kernels": c.kernels, "reads": c.reads, "writes": c.writes, "bytes": c.bytes,
+            "graphs": c.graphs,
+            "graph_breaks": [{"line": b.line, "reason": b.reason} for b in c.graph_breaks],
+            "kernel_names": list(c.kernel_names),
+        },
+        "ops": [
+            {"line": r.span.line, "col": r.span.col, "end_line": r.span.end_line, "end_col": r.span.end_col,
+             "op": r.op, "kind": r.kind, "kernels": r.kernels, "reads": r.reads, "writes": r.writes, "group": r.group}
+            for r in fn.ops
+        ],
+        "unknown": [{"line": u.line, "name": u.name} for u in fn.unknown],
+        "assumptions": list(fn.assumptions),
+    }
+
+
+def file_dict(f: FileReport) -> dict:
+    return {
+        "path": f.path,
+        "error": f.error,
+        "functions": [function_dict(fn) for fn in f.functions],
+        "findings": [
+            {"code": x.code, "severity": x.severity, "qualname": x.qualname, "line": x.span.line,
+             "col": x.span.col, "end_line": x.span.end_line, "end_col": x.span.end_col, "message": x.message}
+            for x in f.findings
+        ],
+    }
+
+
+def report_dict(r: Report) -> dict:
+    return {"schema": SCHEMA_ID, "target": r.target, "files": [file_dict(f) for f in r.files]}
+
+
+def render(r: Report) -> str:
+    return json.dumps(report_dict(r), indent=2, ensure_ascii=False) + "\n"
