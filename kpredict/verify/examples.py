@@ -56,7 +56,11 @@ class ExampleSpec:
     """Named example values in the order written; values are TensorSpec or plain Python values."""
 
     items: tuple[tuple[str, Any], ...] = ()
-    text: str = ""
+    sources: tuple[tuple[str, str], ...] = ()  # (name, value as written), to print and re-parse
+
+    @property
+    def text(self) -> str:
+        return " ".join(f"{n}={v}" for n, v in self.sources)
 
     def names(self) -> list[str]:
         return [n for n, _ in self.items]
@@ -65,10 +69,11 @@ class ExampleSpec:
         return dict(self.items)
 
     def merged(self, other: ExampleSpec) -> ExampleSpec:
-        """`other`'s values win (the command line overrides a comment)."""
-        d = dict(self.items)
-        d.update(other.items)
-        return ExampleSpec(tuple(d.items()), f"{self.text} {other.text}".strip())
+        """`other`'s values win (the command line overrides a comment, a comment pyproject.toml)."""
+        items, sources = dict(self.items), dict(self.sources)
+        items.update(other.items)
+        sources.update(other.sources)
+        return ExampleSpec(tuple(items.items()), tuple(sources.items()))
 
 
 @dataclass
@@ -127,11 +132,13 @@ def split_items(text: str) -> list[tuple[str, str]]:
 def parse_examples(text: str) -> ExampleSpec:
     """Parse an example string; raises ExampleError with a one-line message on bad input."""
     items: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     for name, value in split_items(text):
         if name in items:
             raise ExampleError(f"{name} is given twice")
         items[name] = parse_value(value, name)
-    return ExampleSpec(tuple(items.items()), text.strip())
+        sources[name] = value
+    return ExampleSpec(tuple(items.items()), tuple(sources.items()))
 
 
 def parse_value(src: str, name: str = "value") -> Any:

@@ -142,7 +142,7 @@ def _nbytes(t: Any) -> int:
 # where an op came from
 
 
-class _Sites:
+class Sites:
     """Finds the innermost frame of the user's file(s) on the Python stack (best effort)."""
 
     def __init__(self, files: set[str]) -> None:
@@ -184,7 +184,7 @@ def user_files_of(fn: Callable) -> set[str]:
 # eager: the dispatch-mode recorder
 
 
-def _new_recorder(sites: _Sites, ranges: bool, tagger: Callable[[Any], Any] | None):
+def new_recorder(sites: Sites, ranges: bool, tagger: Callable[[Any], Any] | None):
     """Build the TorchDispatchMode lazily (the class needs torch)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -286,7 +286,7 @@ def _new_recorder(sites: _Sites, ranges: bool, tagger: Callable[[Any], Any] | No
 
 
 @contextlib.contextmanager
-def _count_tolist(rec: Any, sites: _Sites) -> Iterator[None]:
+def count_tolist(rec: Any, sites: Sites) -> Iterator[None]:
     """`.tolist()` reads the tensor on the host without reaching the dispatcher: record it as a sync."""
     import torch
 
@@ -388,7 +388,7 @@ def _grad_ctx(grad: bool):
     return contextlib.nullcontext() if grad else torch.no_grad()
 
 
-def _cloner(args: tuple, kwargs: dict) -> Callable[[], tuple[tuple, dict]]:
+def fresh_inputs(args: tuple, kwargs: dict) -> Callable[[], tuple[tuple, dict]]:
     """Fresh copies of the tensor inputs for each phase, so in-place code sees the same values."""
     import torch
     from torch.utils._pytree import tree_map
@@ -420,9 +420,9 @@ def measure_eager(
     """
     import torch
 
-    sites = _Sites(files if files is not None else user_files_of(fn))
+    sites = Sites(files if files is not None else user_files_of(fn))
     cuda = device.startswith("cuda")
-    rec = _new_recorder(sites, ranges=cuda, tagger=tagger)
+    rec = new_recorder(sites, ranges=cuda, tagger=tagger)
     args, kwargs = make_args()
     if cuda:  # warm-up outside the measurement: lazy library init launches kernels once
         with _grad_ctx(grad):
@@ -437,7 +437,7 @@ def measure_eager(
     error: BaseException | None = None
     with prof_cm as prof:
         try:
-            with _grad_ctx(grad), rec, _count_tolist(rec, sites):
+            with _grad_ctx(grad), rec, count_tolist(rec, sites):
                 fn(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001 - re-raised below with the partial result
             error = e
@@ -470,7 +470,7 @@ def _attribute_gpu_eager(result: dict[str, Any], rows: list[dict[str, Any]], eve
     result["ops"] = [{k: v for k, v in r.items() if k != "stack"} for r in rows if r["kind"] in ("kernel", "sync")]
 
 
-def _explain(fn: Callable, make_args: Callable[[], tuple[tuple, dict]], grad: bool, sites: _Sites) -> tuple[int, list[dict[str, Any]]]:
+def _explain(fn: Callable, make_args: Callable[[], tuple[tuple, dict]], grad: bool, sites: Sites) -> tuple[int, list[dict[str, Any]]]:
     """Graph count and graph breaks (line in the user's file, first line of Dynamo's reason)."""
     import torch
     import torch._dynamo
@@ -504,7 +504,7 @@ def measure_compiled(
     import torch._inductor.config as inductor_config
     from torch.profiler import ProfilerActivity, profile
 
-    sites = _Sites(files if files is not None else user_files_of(fn))
+    sites = Sites(files if files is not None else user_files_of(fn))
     cuda = device.startswith("cuda")
     with inductor_config.patch({"force_disable_caches": True, "cpp.enable_kernel_profile": True}):
         torch._dynamo.reset()
@@ -521,14 +521,20 @@ def measure_compiled(
             with _grad_ctx(grad):
                 compiled(*args, **kwargs)
             _sync(device)
-    events = list(prof.events())
-    detail = _gpu_compiled(events) if cuda else _cpu_compiled(events)
     torch._dynamo.reset()
+    return summarize_compiled(list(prof.events()), device, graphs, breaks)
+
+
+def summarize_compiled(events: list[Any], device: str, graphs: int | None = None,
+                       breaks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The compiled block from the profiler events of one compiled call."""
+    cuda = device.startswith("cuda")
+    detail = classify_gpu_compiled(events) if cuda else classify_cpu_compiled(events)
     return {
         "kernels": len(detail["kernels"]),
         "names": [k["name"] for k in detail["kernels"]],
-        "graphs": graphs,
-        "graph_breaks": breaks,
+        "graphs": graphs if graphs is not None else detail["graphs_run"],
+        "graph_breaks": breaks if breaks is not None else [],
         "syncs": detail["syncs"],
         "detail": detail["kernels"],
         **({"memcpy": detail["memcpy"], "memset": detail["memset"]} if cuda else {}),
@@ -541,7 +547,7 @@ def _local_graph_ids() -> Callable[[str], int]:
     return lambda g: seen.setdefault(g, len(seen))
 
 
-def _cpu_compiled(events: list[Any]) -> dict[str, Any]:
+def classify_cpu_compiled(events: list[Any]) -> dict[str, Any]:
     """Classify CPU profiler rows of one compiled call: generated, extern/fallback, eager leftovers."""
     graph_of = _local_graph_ids()
     kernels: list[dict[str, Any]] = []
@@ -567,10 +573,11 @@ def _cpu_compiled(events: list[Any]) -> dict[str, Any]:
             kernels.append({"name": e.name, "kind": "extern" if name in EXTERN_OPS else "fallback", "graph": None})
         else:
             kernels.append({"name": e.name, "kind": "eager", "graph": None})
-    return {"kernels": kernels, "syncs": syncs}
+    graphs = sum(1 for e in events if e.name.startswith(COMPILED_GRAPH_ROW))
+    return {"kernels": kernels, "syncs": syncs, "graphs_run": graphs}
 
 
-def _gpu_compiled(events: list[Any]) -> dict[str, Any]:
+def classify_gpu_compiled(events: list[Any]) -> dict[str, Any]:
     """cuda: every GPU kernel event is a launch; name Triton kernels as is, library kernels by their aten op."""
     gpu, other = _gpu_events(events)
     kernels: list[dict[str, Any]] = []
@@ -589,7 +596,8 @@ def _gpu_compiled(events: list[Any]) -> dict[str, Any]:
     syncs = sum(1 for e in events if not _is_gpu(e) and e.name.startswith("aten::")
                 and classify_name(e.name) == "sync"
                 and not any(a.name.startswith("aten::") for a in _ancestors(e)))
-    return {"kernels": kernels, "syncs": syncs, **other}
+    graphs = sum(1 for e in events if not _is_gpu(e) and e.name.startswith(COMPILED_GRAPH_ROW))
+    return {"kernels": kernels, "syncs": syncs, "graphs_run": graphs, **other}
 
 
 def measure(
@@ -602,7 +610,7 @@ def measure(
     ops are attributed to (default: the file that defines `fn`). If the user's code raises, the
     exception propagates with `kpredict_partial` holding what was measured before it.
     """
-    make_args = _cloner(tuple(args), dict(kwargs or {}))
+    make_args = fresh_inputs(tuple(args), dict(kwargs or {}))
     result: dict[str, Any] = {"device": device}
     result["eager"] = measure_eager(fn, make_args, device=device, grad=grad, files=files)
     if compiled:

@@ -1,0 +1,149 @@
+"""`# kpredict:` comments and `[tool.kpredict.examples]`: where example inputs are written down.
+
+    # kpredict: example a=randn(8) b=randn(8)      (above a def, or above its first decorator)
+    # kpredict: init d=128                         (above a class, or above the method)
+    # kpredict: cuda-only compiled=3 source=...    (any other tag is kept as free text)
+
+The comment block is the run of `#` lines directly above the definition, with no blank line in
+between; several lines with the same tag are joined. Plain text scanning plus the standard `ast`
+module to find where definitions start: no torch, no libcst, and nothing of the file is run, so the
+static side can use it too.
+
+pyproject.toml (the nearest one above the file):
+
+    [tool.kpredict.examples]
+    "model.py::add_relu" = "a=randn(8) b=randn(8)"
+    [tool.kpredict.init]
+    "model.py::MLP" = "d=128"
+
+Keys are paths relative to the pyproject.toml's folder, `::`, and a qualname.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MARK = re.compile(r"^\s*#\s*kpredict:\s*([A-Za-z][\w-]*)\b[ \t]*(.*?)\s*$")
+
+
+@dataclass
+class Annotations:
+    """What the comments and pyproject.toml say about one qualname (None: nothing written)."""
+
+    example: str | None = None
+    init: str | None = None
+    tags: dict[str, list[str]] = field(default_factory=dict)  # every tag of the def's block
+    example_source: str | None = None  # "comment" | "pyproject"
+    init_source: str | None = None
+
+
+def comment_block(lines: list[str], first_line: int) -> dict[str, list[str]]:
+    """Tags of the `# kpredict:` lines in the comment run directly above 1-based `first_line`."""
+    tags: dict[str, list[str]] = {}
+    i = first_line - 2
+    block: list[str] = []
+    while i >= 0 and lines[i].lstrip().startswith("#"):
+        block.insert(0, lines[i])
+        i -= 1
+    for text in block:
+        m = MARK.match(text)
+        if m:
+            tags.setdefault(m.group(1), []).append(m.group(2))
+    return tags
+
+
+def definitions(source: str) -> dict[str, tuple[int, str]]:
+    """qualname -> (first line incl. decorators, 'def' | 'class'); nested functions get `<locals>`."""
+    tree = ast.parse(source)
+    out: dict[str, tuple[int, str]] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                qual = f"{prefix}{node.name}"
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                out.setdefault(qual, (first, "class" if isinstance(node, ast.ClassDef) else "def"))
+                inner = f"{qual}." if isinstance(node, ast.ClassDef) else f"{qual}.<locals>."
+                visit(node.body, inner)
+            elif isinstance(node, (ast.If, ast.Try, ast.With)):  # defs under `if TYPE_CHECKING:` etc.
+                for part in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, part, []) or [], prefix)
+                for h in getattr(node, "handlers", []) or []:
+                    visit(h.body, prefix)
+
+    visit(tree.body, "")
+    return out
+
+
+def joined(tags: dict[str, list[str]], tag: str) -> str | None:
+    return " ".join(tags[tag]).strip() if tag in tags else None
+
+
+def find_pyproject(path: Path) -> Path | None:
+    for d in [path.parent, *path.parent.parents]:
+        p = d / "pyproject.toml"
+        if p.is_file():
+            return p
+    return None
+
+
+def pyproject_entry(path: Path, qualname: str, table: str) -> str | None:
+    """`[tool.kpredict.<table>]` value for this file and qualname in the nearest pyproject.toml."""
+    pp = find_pyproject(path.resolve())
+    if pp is None:
+        return None
+    try:
+        data = tomllib.loads(pp.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    entries = data.get("tool", {}).get("kpredict", {}).get(table, {})
+    if not isinstance(entries, dict):
+        return None
+    rel = path.resolve().relative_to(pp.parent).as_posix()
+    for key, value in entries.items():
+        kpath, _, kqual = str(key).partition("::")
+        if kqual == qualname and Path(kpath).as_posix() in (rel, f"./{rel}") and isinstance(value, str):
+            return value
+    return None
+
+
+def annotations_for(path: str | Path, qualname: str, source: str | None = None) -> Annotations:
+    """Example and init strings for `qualname` in `path`: comments first, then pyproject.toml.
+
+    For a method `Cls.meth`, `init` is read above the method first, then above the class.
+    """
+    p = Path(path)
+    if source is None:
+        source = p.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    try:
+        defs = definitions(source)
+    except SyntaxError:
+        defs = {}
+    ann = Annotations()
+    if qualname in defs:
+        ann.tags = comment_block(lines, defs[qualname][0])
+        ann.example = joined(ann.tags, "example")
+        ann.init = joined(ann.tags, "init")
+    if ann.example is not None:
+        ann.example_source = "comment"
+    if ann.init is None and "." in qualname:
+        cls = qualname.rsplit(".", 1)[0]
+        if cls in defs:
+            ann.init = joined(comment_block(lines, defs[cls][0]), "init")
+    if ann.init is not None:
+        ann.init_source = "comment"
+    if ann.example is None:
+        ann.example = pyproject_entry(p, qualname, "examples")
+        ann.example_source = "pyproject" if ann.example is not None else None
+    if ann.init is None:
+        for q in [qualname] + ([qualname.rsplit(".", 1)[0]] if "." in qualname else []):
+            ann.init = pyproject_entry(p, q, "init")
+            if ann.init is not None:
+                ann.init_source = "pyproject"
+                break
+    return ann

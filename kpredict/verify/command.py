@@ -1,0 +1,58 @@
+"""The `kpredict verify` click command (registered by kpredict/cli.py; also `kpredict --verify`).
+
+Importing this module needs click only: torch is imported by the child process that runs the code.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kpredict.verify.runner import EXIT_NO_DEVICE, run_verify
+
+
+def _split(spec: str) -> tuple[str, str | None]:
+    if "::" in spec:
+        path, _, qual = spec.partition("::")
+        return path, qual or None
+    return spec, None
+
+
+@click.command("verify")
+@click.argument("target", metavar="PATH[::QUALNAME]")
+@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto", show_default=True,
+              help="Where to run: auto is cuda when a GPU is present, else cpu.")
+@click.option("--example", default=None, metavar="STR",
+              help="Example inputs, e.g. \"a=randn(1_000_000) b=randn(1_000_000)\" (overrides the comment).")
+@click.option("--init", "init", default=None, metavar="STR",
+              help="Constructor arguments for Cls.method, e.g. \"d=128\".")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds before the run is stopped.")
+@click.option("--eager-only", is_flag=True, help="Skip the torch.compile measurement.")
+def verify_command(target: str, device: str, example: str | None, init: str | None, fmt: str, timeout: float,
+                   eager_only: bool) -> None:
+    """Run PATH (as a script) or PATH::QUALNAME (one function) and compare what ran with the prediction.
+
+    Exit codes: 0 every figure matches, 1 a mismatch, 2 the code could not run, 3 no such device.
+    """
+    path, qualname = _split(target)
+    res = run_verify(path, qualname, device=device, examples=example, init=init, timeout=timeout,
+                     compiled=not eager_only)
+    code = res.exit_code
+    if code == EXIT_NO_DEVICE:
+        click.echo(f"kpredict: {res.error['message'] if res.error else '--device: not available'}", err=True)
+        if fmt == "json":
+            from kpredict.verify.render import render_json
+
+            click.echo(render_json(res), nl=False)
+        sys.exit(code)
+    if fmt == "json":
+        from kpredict.verify.render import render_json
+
+        click.echo(render_json(res), nl=False)
+    else:
+        from kpredict.verify.render import render_text
+
+        click.echo(render_text(res), nl=False)
+    sys.exit(code)

@@ -1,0 +1,300 @@
+"""`kpredict verify`: run the code in a child process, predict it statically, compare the two.
+
+The user's code never runs in this process: `kpredict.verify.child` runs it (with a timeout, in its
+own process group so that compile workers die with it) and answers with one JSON document. This
+module only spawns, parses, asks `kpredict.api` for the prediction and compares figures.
+
+A function matches when eager kernels, eager reads, eager writes, eager bytes (when the prediction
+has bytes) and compiled kernels (when compiled was measured) are equal. Syncs, graph counts and
+kernel names are shown with a mark too, but do not decide the match.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kpredict.ir import FileReport, FunctionReport
+
+EXIT_MATCH, EXIT_MISMATCH, EXIT_ERROR, EXIT_NO_DEVICE = 0, 1, 2, 3
+_PKG_PARENT = str(Path(__file__).resolve().parent.parent.parent)
+
+
+@dataclass
+class Row:
+    """One compared figure."""
+
+    label: str
+    predicted: Any
+    measured: Any
+    ok: bool | None  # None: not comparable (prediction unknown)
+    decides: bool
+
+
+@dataclass
+class FunctionCheck:
+    path: str
+    qualname: str
+    line: int | None
+    predicted: FunctionReport | None
+    measured: dict[str, Any]  # {"eager": {...}, "compiled": {...}}; either may be missing
+    rows: list[Row] = field(default_factory=list)
+    match: bool = False
+    notes: list[str] = field(default_factory=list)
+    calls: int | None = None  # script mode: how many times it ran
+
+
+@dataclass
+class VerifyResult:
+    path: str
+    qualname: str | None
+    device: str | None
+    device_name: str | None
+    torch: str | None
+    functions: list[FunctionCheck] = field(default_factory=list)
+    error: dict[str, Any] | None = None  # {"kind", "message", "traceback"}
+    notes: list[str] = field(default_factory=list)
+    example: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        if self.error is not None:
+            return EXIT_NO_DEVICE if self.error.get("kind") == "device-absent" else EXIT_ERROR
+        if not self.functions or not all(f.match for f in self.functions):
+            return EXIT_MISMATCH
+        return EXIT_MATCH
+
+
+# --------------------------------------------------------------------------------------------
+# the child process
+
+
+def _child_env() -> dict[str, str]:
+    """The child must import this very kpredict, whatever the working directory."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([_PKG_PARENT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env.setdefault("PYTHONIOENCODING", "utf-8")
+    return env
+
+
+def run_child(request: dict[str, Any], timeout: float) -> tuple[dict[str, Any], str]:
+    """Run the child; return its answer (or an error answer) and its stderr."""
+    with tempfile.TemporaryDirectory(prefix="kpredict-verify-") as tmp:
+        request = dict(request, progress=os.path.join(tmp, "progress.json"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kpredict.verify.child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace", env=_child_env(),
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(json.dumps(request), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            answer = _read_json(request["progress"]) or {}
+            answer["error"] = {"kind": "timeout", "traceback": None, "message":
+                               f"the code did not finish within {timeout:g} s (--timeout); "
+                               + ("figures measured before that are shown" if answer.get("measured") else
+                                  "nothing was measured")}
+            return answer, err
+        answer = _last_json(out)
+        if answer is None:
+            progress = _read_json(request["progress"]) or {}
+            if proc.returncode is not None and proc.returncode < 0:
+                sig = -proc.returncode
+                kind = "oom" if sig == signal.SIGKILL else "internal"
+                why = " (most likely by the out-of-memory killer)" if kind == "oom" else ""
+                msg = f"the child process was killed by signal {sig}{why}"
+            else:
+                kind, msg = "internal", f"the child process exited with code {proc.returncode} without an answer"
+            progress["error"] = {"kind": kind, "message": msg, "traceback": _tail(err)}
+            return progress, err
+        return answer, err
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _read_json(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _last_json(out: str) -> dict[str, Any] | None:
+    for line in reversed(out.strip().splitlines()):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+# --------------------------------------------------------------------------------------------
+# the static prediction
+
+
+def _example_meta(path: str, qualname: str | None, example: str | None, device: str) -> tuple[dict | None, str | None]:
+    """Shapes for the static side from the same sources the child uses (comment < pyproject < --example)."""
+    if qualname is None:
+        return None, None
+    from kpredict.verify.annotations import annotations_for
+    from kpredict.verify.examples import ExampleError, parse_examples, static_meta
+
+    try:
+        ann = annotations_for(path, qualname)
+        spec = parse_examples(ann.example or "")
+        if example:
+            spec = spec.merged(parse_examples(example))
+    except (ExampleError, OSError, SyntaxError, ValueError):
+        return None, None
+    return {qualname: static_meta(spec, device)}, spec.text
+
+
+def predict(path: str, target: str, qualname: str | None, examples: dict | None) -> tuple[FileReport, list[str]]:
+    """`kpredict.api.analyze_file` for the device's target; passes example shapes when the API takes them."""
+    from kpredict import api
+    from kpredict.settings import Settings
+
+    notes: list[str] = []
+    settings = Settings(target=target)
+    takes = inspect.signature(api.analyze_file).parameters
+    if examples and "examples" in takes:
+        return api.analyze_file(path, settings, only=qualname, examples=examples), notes  # type: ignore[call-arg]
+    return api.analyze_file(path, settings, only=qualname), notes
+
+
+# --------------------------------------------------------------------------------------------
+# comparing
+
+
+def normalize_name(name: str) -> str:
+    """Kernel names as both sides spell them: 'ext:mm', 'extern_kernels.mm', 'aten::mm' -> 'mm'."""
+    for prefix in ("aten::", "ext:", "fallback:", "extern_kernels.", "torch.ops.aten."):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    name = name.split("(")[0]
+    return name[:-8] if name.endswith(".default") else name
+
+
+def _eq(p: Any, m: Any) -> bool | None:
+    if p is None or m is None:
+        return None
+    return p == m
+
+
+def compare(pred: FunctionReport | None, measured: dict[str, Any]) -> tuple[list[Row], bool]:
+    """Rows of predicted vs measured; the match needs every deciding row equal."""
+    rows: list[Row] = []
+    e = measured.get("eager")
+    c = measured.get("compiled")
+    pe = pred.eager if pred else None
+    pc = pred.compiled if pred else None
+    if e is not None:
+        rows.append(Row("eager kernels", pe.kernels if pe else None, e["kernels"], _eq(pe and pe.kernels, e["kernels"]), True))
+        p_rw = (pe.reads, pe.writes) if pe else None
+        rows.append(Row("eager transfers", p_rw, (e["reads"], e["writes"]), _eq(p_rw, (e["reads"], e["writes"])), True))
+        pb = pe.bytes if pe else None
+        rows.append(Row("eager bytes", pb, e["bytes"], _eq(pb, e["bytes"]), pb is not None or pe is None))
+        rows.append(Row("syncs", pe.syncs if pe else None, e["syncs"], _eq(pe and pe.syncs, e["syncs"]), False))
+    if c is not None:
+        rows.append(Row("compiled kernels", pc.kernels if pc else None, c["kernels"], _eq(pc and pc.kernels, c["kernels"]), True))
+        rows.append(Row("compiled graphs", pc.graphs if pc else None, c["graphs"], _eq(pc and pc.graphs, c["graphs"]), False))
+        p_names = sorted(normalize_name(n) for n in pc.kernel_names) if pc else None
+        m_names = sorted(normalize_name(n) for n in c["names"])
+        rows.append(Row("kernel names", list(pc.kernel_names) if pc else None, list(c["names"]),
+                        _eq(p_names, m_names), False))
+    if pred is None:
+        return rows, False
+    match = bool(rows) and all(r.ok is True for r in rows if r.decides)
+    return rows, match
+
+
+# --------------------------------------------------------------------------------------------
+# the whole command
+
+
+def run_verify(path: str, qualname: str | None = None, device: str = "auto", examples: str | None = None,
+               init: str | None = None, timeout: float = 300.0, compiled: bool = True,
+               mode: str = "eval", grad: bool = False) -> VerifyResult:
+    """Measure `path` (one function, or the whole script when `qualname` is None) and compare."""
+    apath = os.path.abspath(path)
+    request = {"path": apath, "qualname": qualname, "device": device, "example": examples, "init": init,
+               "compiled": compiled, "mode": mode, "grad": grad}
+    if not os.path.isfile(apath):
+        return VerifyResult(path, qualname, None, None, None,
+                            error={"kind": "load", "message": f"{path}: no such file", "traceback": None})
+    answer, stderr = run_child(request, timeout)
+    res = VerifyResult(path=path, qualname=qualname, device=answer.get("device"), device_name=answer.get("device_name"),
+                       torch=answer.get("torch"), error=answer.get("error"), notes=list(answer.get("notes") or []),
+                       example=answer.get("example"))
+    if res.error and res.error.get("kind") == "internal" and not res.error.get("traceback"):
+        res.error["traceback"] = _tail(stderr)
+    if res.device is None:
+        return res
+    target = "cuda" if res.device.startswith("cuda") else "cpu"
+    meta, _ = _example_meta(apath, qualname, examples, res.device)
+    try:
+        report, notes = predict(path, target, qualname, meta)
+        res.notes.extend(notes)
+    except ImportError as e:  # the static side is missing: measured figures are still shown
+        report = FileReport(path=path, error=f"static analysis unavailable ({e})")
+    if report.error:
+        res.notes.append(f"prediction: {report.error}")
+    predicted = {f.qualname: f for f in report.functions}
+    if qualname is not None:
+        measured = answer.get("measured")
+        if measured:
+            _add(res, path, qualname, predicted.get(qualname), measured, None, None)
+    else:
+        through_compile = sum(fn.get("compiled_calls", 0) for fn in answer.get("functions") or [])
+        for fn in answer.get("functions") or []:
+            q = fn["qualname"]
+            meas = {k: fn[k] for k in ("eager", "compiled") if fn.get(k) is not None}
+            pred = predicted.get(q)
+            if pred is None and ("<" in q and q != "<module>" or (q == "<module>" and not _launches(meas))):
+                continue  # lambdas, comprehensions, nested functions: the static side reports none
+            notes = []
+            if fn.get("compiled_note"):
+                notes.append(f"compiled: {fn['compiled_note']}")
+            if q == "<module>" and through_compile:
+                notes.append(f"the {through_compile} call(s) made through torch.compile ran compiled kernels; "
+                             "they are not part of the measured eager figures")
+            if not fn.get("same_every_call", True):
+                notes.append(f"ran {fn['calls']} times with different figures; the first call is compared")
+            _add(res, path, q, pred, meas, fn.get("calls"), fn.get("line"), notes)
+    return res
+
+
+def _launches(measured: dict[str, Any]) -> bool:
+    return any((measured.get(k) or {}).get("kernels") for k in ("eager", "compiled"))
+
+
+def _add(res: VerifyResult, path: str, qualname: str, pred: FunctionReport | None, measured: dict[str, Any],
+         calls: int | None, line: int | None, notes: list[str] | None = None) -> None:
+    rows, match = compare(pred, measured)
+    check = FunctionCheck(path=path, qualname=qualname, line=pred.line if pred else line, predicted=pred,
+                          measured=measured, rows=rows, match=match, notes=list(notes or []), calls=calls)
+    if pred is None:
+        check.notes.append("no prediction for this function")
+    res.functions.append(check)
