@@ -41,6 +41,8 @@ class OpFact:
     returns: str = "tensor"
     eager_traffic: tuple[int, int] | None = None  # (reads, writes) when not the default
     graph_break: str | None = None  # reason, when the op breaks a torch.compile graph
+    stats_outputs: int = 0  # extra per-row outputs written in eager (layer_norm's mean and rstd)
+    wrap_scalars: bool = False  # Python scalar arguments become 0-dim tensors first (aten.scalar_tensor)
     source: str = ""
 
     def eager_kernels(self, target: str) -> int:
@@ -107,6 +109,8 @@ def _fact(name: str, d: dict, base: OpFact | None = None) -> OpFact:
         returns=d.get("returns", b.returns if b else "tensor"),
         eager_traffic=tuple(et) if et is not None else None,
         graph_break=d.get("graph_break", b.graph_break if b else None),
+        stats_outputs=d.get("stats_outputs", b.stats_outputs if b else 0),
+        wrap_scalars=d.get("wrap_scalars", b.wrap_scalars if b else False),
         source=d.get("source", b.source if b else ""),
     )
 

@@ -97,10 +97,33 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
         yield fg
 
 
+EXAMPLE_TAG = "# kpredict: example"
+
+
+def comment_examples(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, object] | None:
+    """Shapes from `# kpredict: example a=randn(8) ...` comments right above a def (or its decorators)."""
+    first = min([fdef.lineno] + [d.lineno for d in fdef.decorator_list])
+    texts: list[str] = []
+    i = first - 2
+    while i >= 0 and module.lines[i].strip().startswith("#"):
+        line = module.lines[i].strip()
+        if line.startswith(EXAMPLE_TAG):
+            texts.insert(0, line[len(EXAMPLE_TAG):].strip())
+        i -= 1
+    if not texts:
+        return None
+    from kpredict.verify.examples import ExampleError, parse_examples, static_meta
+
+    try:
+        return static_meta(parse_examples(" ".join(texts)))
+    except ExampleError:
+        return None
+
+
 def _arguments(it: Interpreter, qualname: str, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
                call_sites: dict, examples: dict[str, dict[str, object]]) -> tuple[list, dict]:
     """Arguments for analyzing a function alone: its example comment, else its first module-level call."""
-    ex = examples.get(qualname)
+    ex = examples.get(qualname) or comment_examples(it.m, fdef)
     if ex:
         kwargs: dict[str, object] = {}
         for name, v in ex.items():

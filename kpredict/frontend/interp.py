@@ -1135,7 +1135,8 @@ class Interpreter:
         if out is not None and shape is not None:
             out.extend(shape[dim:])
         new_shape = tuple(out) if (out is not None and ok) else None
-        return self.make_view(t, TensorMeta(new_shape, m.dtype, m.device), contiguous, "slice", node)
+        kind = "select" if any(isinstance(py(p, _MISSING), int) for p in parts) else "slice"
+        return self.make_view(t, TensorMeta(new_shape, m.dtype, m.device), contiguous, kind, node)
 
     def setitem(self, t: TensorRef, target: ast.Subscript, v: object, frame: Frame, node: ast.AST) -> None:
         """`x[i] = v`: an in-place write into x (or into a view of it); x keeps its identity."""
@@ -1154,7 +1155,9 @@ class Interpreter:
             if isinstance(v, TensorRef):
                 self.emit(self.fact("copy_"), node, [v], [view], mutates=(view.vid,))
             else:
-                self.emit(self.fact("fill_"), node, [], [view], mutates=(view.vid,))
+                scalar = self.apply_fact(self.fact("lift_fresh"), None, [v], {}, node)
+                self.emit(self.fact("fill_"), node, [scalar] if isinstance(scalar, TensorRef) else [], [view],
+                          mutates=(view.vid,))
 
     def rebind(self, old: TensorRef, new: TensorRef, frame: Frame) -> None:
         for k, v in list(frame.env.items()):

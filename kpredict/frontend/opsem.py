@@ -43,6 +43,13 @@ class Args:
         r = py(v, _MISSING)
         return default if r is _MISSING else r
 
+    def ints_at(self, i: int, name: str | None = None) -> list[int | None] | None:
+        """Sizes given as one argument (a tuple, list or int) at position i or by keyword."""
+        v = self.get(i, name, _MISSING)
+        if v is _MISSING:
+            return None
+        return Args([v], {}).ints(0)
+
     def ints(self, start: int, name: str | None = None) -> list[int | None] | None:
         """Sizes given as varargs (`view(2, 3)`), one tuple (`view((2, 3))`) or a keyword."""
         from kpredict.frontend.interp import py
@@ -89,6 +96,13 @@ def _dims(a: Args, i: int, name: str = "dim") -> tuple[list[int] | None, bool]:
 
 def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[object], kwargs: dict[str, object],
              node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
+    if fact.wrap_scalars and any(isinstance(x, Py) and isinstance(x.value, (int, float, bool)) for x in args):
+        wrapped = []
+        for x in args:
+            if isinstance(x, Py) and isinstance(x.value, (int, float, bool)):
+                x = apply_op(it, it.fact("scalar_tensor"), None, [x], {}, node)
+            wrapped.append(x)
+        args = wrapped
     a = Args(args, kwargs)
     tensors: list[TensorRef] = [t] if t is not None else []
     for v in list(args) + list(kwargs.values()):
@@ -159,6 +173,9 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
     outs = [it.new_tensor(out_meta, contiguous=contiguous)]
     if n_out == 2:
         outs.append(it.new_tensor(TensorMeta(shape, "int64", device)))
+    for _ in range(fact.stats_outputs):
+        stat_shape = reduce.out_shape if reduce is not None else None
+        outs.append(it.new_tensor(TensorMeta(stat_shape, "float32" if dtype in ("float16", "bfloat16") else dtype, device)))
     it.emit(fact, node, tensors, outs, category=cat, aten=aten, reduce=reduce)
     if n_out == 2:
         return Seq(outs, "tuple")
@@ -290,7 +307,7 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
             else:
                 reduce = S.ReduceInfo(first.shape, None, "unknown")
         elif fact.category == "reduction" and fact.name in ("layer_norm", "rms_norm"):
-            ns = a.ints(0, "normalized_shape")
+            ns = a.ints_at(0, "normalized_shape")
             if first.shape is not None and ns:
                 reduce = S.reduce_shape(first.shape, list(range(-len(ns), 0)), True)
             else:
@@ -357,10 +374,10 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
     elif rule == "creation":
         sizes = a.ints(0, "size")
         if fact.name == "randint":
-            sizes = a.ints(2, "size")
+            sizes = a.ints_at(2, "size")
         shape = tuple(sizes) if sizes is not None and None not in sizes else None
     elif rule == "creation_full":
-        sizes = a.ints(0, "size") if len(a.args) <= 1 else Args([a.args[0]], {}).ints(0)
+        sizes = a.ints_at(0, "size")
         shape = tuple(sizes) if sizes is not None and None not in sizes else None
     elif rule == "arange":
         vals = [a.py(i, None, None) for i in range(3)]
@@ -380,6 +397,8 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
     elif rule == "embedding":
         if len(metas) >= 2 and metas[0].shape is not None and metas[1].shape is not None and len(metas[1].shape) == 2:
             shape = metas[0].shape + (metas[1].shape[1],)
+    elif rule == "scalar":
+        shape = ()
     elif rule == "sdpa":
         if len(metas) >= 3 and metas[0].shape is not None and metas[2].shape is not None:
             shape = metas[0].shape[:-1] + metas[2].shape[-1:]

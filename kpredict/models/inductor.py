@@ -16,7 +16,7 @@ Target differences come from rules/targets.toml.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kpredict.ir import FunctionGraph, Kernel, Op
 from kpredict.opfacts import default_targets
@@ -56,8 +56,43 @@ def _storage(fg: FunctionGraph, vid: int) -> int:
     return v.storage if v is not None else vid
 
 
+ZERO_CONSTANTS = ("zeros", "zeros_like", "new_zeros")
+ONE_CONSTANTS = ("ones", "ones_like", "new_ones")
+
+
+def fold_constants(fg: FunctionGraph) -> FunctionGraph:
+    """`x + zeros(...)`, `x * ones(...)` are removed by Inductor's uniform-value constant folding.
+
+    Returns a copy of the graph in which such ops are views of their other operand.
+    """
+    producer = {vid: op for op in fg.ops for vid in op.outputs}
+    values = dict(fg.values)
+    ops = []
+    changed = False
+    for op in fg.ops:
+        if op.name in ("add", "sub", "mul", "div") and len(op.inputs) == 2 and op.outputs and not op.free_reason:
+            neutral = ZERO_CONSTANTS if op.name in ("add", "sub") else ONE_CONSTANTS
+            consts = [v for v in op.inputs if producer.get(v) is not None and producer[v].name in neutral]
+            others = [v for v in op.inputs if v not in consts]
+            if op.name in ("sub", "div") and consts and consts[0] != op.inputs[1]:
+                consts = []
+            if len(consts) == 1 and len(others) == 1:
+                keep, out = values[others[0]], values[op.outputs[0]]
+                if keep.meta.shape is not None and keep.meta.shape == out.meta.shape:
+                    values[out.vid] = replace(out, storage=keep.storage, contiguous=keep.contiguous)
+                    ops.append(replace(op, category="view", free_reason="folded: adds zero / multiplies by one",
+                                       inputs=(others[0],)))
+                    changed = True
+                    continue
+        ops.append(op)
+    if not changed:
+        return fg
+    return replace(fg, ops=ops, values=values)
+
+
 class Scheduler:
     def __init__(self, fg: FunctionGraph, target: str, conf: dict) -> None:
+        fg = fold_constants(fg)
         self.fg = fg
         self.target = target
         self.conf = conf
@@ -166,16 +201,20 @@ class Scheduler:
             return rout < c["split_outer_max_outputs"] and rlen > c["split_outer_min_len"]
         return rout < c["split_inner_max_outputs"] and rlen > c["split_inner_min_len"]
 
+    def inlinable(self, g: Group, n: Node) -> bool:
+        """A pointwise group used only by `n` is inlined into it, whatever its size (broadcast operands)."""
+        return g.red is None and all(self.users.get(o, set()) <= set(g.nodes) | {n.op.oid} for o in g.nodes)
+
     def can_fuse(self, g: Group, n: Node, horizontal: bool = False) -> bool:
         if g.kind != "fused" or n.kind not in ("pw", "red"):
             return False
         if len(g.nodes) >= 64:
             return False
         if g.red is None:
-            if n.kind == "pw":
-                return g.numel is None or n.numel is None or g.numel == n.numel
-            # pointwise producers of a reduction: same elements as the reduction's input
-            return g.numel is None or n.numel is None or g.numel == n.numel
+            if g.numel is None or n.numel is None or g.numel == n.numel:
+                return True
+            # a smaller pointwise producer used only here is inlined (broadcast, arange, constants)
+            return not horizontal and self.inlinable(g, n)
         rin, rout = g.red
         split = self.split(g)
         if n.kind == "pw":
@@ -217,6 +256,7 @@ class Scheduler:
                     users[d].append(o)
         self.rewrite_addmm(nodes, users)
         self.rewrite_attention(nodes, users)
+        self.users = self.external_users(nodes, ops, gi)
         group_of: dict[int, int] = {}
         groups: dict[int, Group] = {}
 
@@ -281,6 +321,8 @@ class Scheduler:
                 groups[merged.gid] = merged
             merged.nodes.append(oid)
             group_of[oid] = merged.gid
+            if n.kind == "pw" and merged.red is None and n.numel is not None and merged.numel != n.numel:
+                merged.numel = n.numel
             self._add_node(merged, n)
         # horizontal fusion: siblings reading a common buffer, no path between them
         changed = True
@@ -291,7 +333,9 @@ class Scheduler:
                 for b in fused[i + 1:]:
                     if a.gid not in groups or b.gid not in groups:
                         continue
-                    if not self._share_input(a, b, nodes) or len(a.nodes) + len(b.nodes) > 64:
+                    if self.conf["horizontal_needs_shared_input"] and not self._share_input(a, b, nodes):
+                        continue
+                    if len(a.nodes) + len(b.nodes) > 64:
                         continue
                     if not self._compatible(a, b, nodes):
                         continue
@@ -307,6 +351,26 @@ class Scheduler:
                     del groups[b.gid]
                     changed = True
         return self.emit_kernels(groups, nodes, group_of, ops, gi)
+
+    def external_users(self, nodes: dict[int, Node], ops: list[Op], gi: int) -> dict[int, set[int]]:
+        """For each node: the nodes of this graph reading its output, and -1 if it leaves the graph."""
+        writer: dict[int, int] = {}
+        out: dict[int, set[int]] = {o: set() for o in nodes}
+        for op in self.fg.ops:
+            if op.category in ("view", "alloc", "noop") or op.free_reason:
+                continue
+            for vid in op.inputs:
+                w = writer.get(_storage(self.fg, vid))
+                if w is not None and w != op.oid:
+                    out[w].add(op.oid if (op.oid in nodes and op.graph == gi) else -1)
+            if op.oid in nodes:
+                for vid in op.outputs + op.mutates:
+                    writer[_storage(self.fg, vid)] = op.oid
+        returned = {_storage(self.fg, v) for v in self.fg.returns}
+        for o, n in nodes.items():
+            if any(_storage(self.fg, v) in returned for v in n.op.outputs + n.op.mutates):
+                out[o].add(-1)
+        return out
 
     def _add_node(self, g: Group, n: Node) -> None:
         out = n.op.outputs[0] if n.op.outputs else None
@@ -510,7 +574,7 @@ class Scheduler:
         for op in gops:
             names.update(op.aten)
             # views feeding the kernel's ops are part of its index arithmetic, and of its name
-            stack = list(op.inputs)
+            stack = list(op.inputs) + list(op.mutates)
             seen: set[int] = set()
             while stack:
                 vid = stack.pop()
@@ -520,15 +584,13 @@ class Scheduler:
                 p = producer.get(vid)
                 if p is None or p.oid in own:
                     continue
-                if p.category == "view" or p.free_reason:
+                if p.category in ("view", "alloc") or p.free_reason:
                     names.update(p.aten)
                     stack.extend(p.inputs)
         return sorted(n for n in names if n)
 
 
 def _with_aten(op: Op, aten: tuple[str, ...]) -> Op:
-    from dataclasses import replace
-
     return replace(op, aten=aten)
 
 
