@@ -1,0 +1,110 @@
+"""The static pipeline end to end, without torch: the seed's figures, the report contract, bad input.
+
+The seed's numbers here are the tutorial's own (shared/seed): 2 eager kernels and 5 transfers,
+1 fused kernel and 3 transfers; tests/test_fixtures_oracle.py checks the same functions against
+torch on CPU, and the CUDA kernel name is checked on a GPU when one is lent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kpredict.api import analyze_file, analyze_source
+from kpredict.cli import main
+from kpredict.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+SEED = REPO / "fixtures" / "seed"
+SCHEMA = json.loads((REPO / "kpredict" / "schema" / "report.schema.json").read_text())
+
+
+def _fn(path: Path, qual: str, target: str = "cuda"):
+    rep = analyze_file(path, Settings(target=target))
+    assert rep.error is None, rep.error
+    return next(f for f in rep.functions if f.qualname == qual)
+
+
+@pytest.mark.parametrize("name", ["seed.py", "add_relu.py"])
+def test_seed_add_relu_cuda(name: str) -> None:
+    fn = _fn(SEED / name, "add_relu")
+    assert (fn.eager.kernels, fn.eager.reads + fn.eager.writes, fn.eager.bytes) == (2, 5, 20_000_000)
+    c = fn.compiled
+    assert (c.kernels, c.reads + c.writes, c.bytes) == (1, 3, 12_000_000)
+    assert c.kernel_names == ["triton_poi_fused_add_relu_0"]
+
+
+def test_seed_add_relu_cpu_names() -> None:
+    fn = _fn(SEED / "add_relu.py", "add_relu", "cpu")
+    assert fn.compiled.kernel_names == ["cpp_fused_add_relu_0"]
+
+
+def test_seed_add() -> None:
+    fn = _fn(SEED / "add.py", "add")
+    assert (fn.eager.kernels, fn.eager.reads, fn.eager.writes, fn.eager.bytes) == (1, 2, 1, 12_000_000)
+
+
+def test_shapes_flow_from_module_level_calls() -> None:
+    src = "import torch\ndef f(a):\n    return a * 2\nx = torch.randn(10, 20, dtype=torch.float16)\nf(x)\n"
+    fn = next(f for f in analyze_source(src).functions if f.qualname == "f")
+    assert fn.eager.bytes == 2 * 200 * 2
+
+
+def test_views_and_python_values_launch_nothing() -> None:
+    src = (
+        "import torch\n"
+        "def f(x):\n"
+        "    n = x.shape[0] // 2 + len(x)\n"
+        "    y = x.view(-1).t().unsqueeze(0)[..., :n]\n"
+        "    return y\n"
+    )
+    fn = analyze_source(src).functions[0]
+    assert fn.eager.kernels == 0 and fn.compiled.kernels == 0
+
+
+def test_graph_break_splits_compiled_region() -> None:
+    src = "import torch\ndef f(a):\n    s = a.sum().item()\n    return a * s\n"
+    fn = analyze_source(src, settings=Settings(target="cpu")).functions[0]
+    assert fn.compiled.graphs == 2
+    assert [b.line for b in fn.compiled.graph_breaks] == [3]
+    assert fn.eager.syncs == 1
+
+
+def _validate(doc: dict) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(doc, SCHEMA)
+
+
+def test_json_report_validates_for_every_fixture() -> None:
+    paths = sorted(str(p) for p in (REPO / "fixtures").rglob("*.py"))
+    for target in ("cuda", "cpu"):
+        res = CliRunner().invoke(main, ["--format", "json", "--target", target, *paths])
+        assert res.exit_code in (0, 1), res.output
+        doc = json.loads(res.stdout)
+        _validate(doc)
+        assert doc["schema"] == "kpredict/report/v1" and doc["target"] == target
+
+
+def test_unparsable_file_is_one_line_and_others_go_on(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(:\n")
+    good = tmp_path / "good.py"
+    good.write_text("def g(a, b):\n    return a + b\n")
+    res = CliRunner().invoke(main, [str(bad), str(good)])
+    assert res.exit_code == 2
+    assert f"{bad}: error: line 1: syntax error" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert "g (line 1)" in res.stdout
+
+
+def test_report_is_the_default_command_and_qualname_selects(tmp_path: Path) -> None:
+    p = tmp_path / "m.py"
+    p.write_text("def f(a):\n    return a.relu()\n\ndef g(a):\n    return a.exp()\n")
+    res = CliRunner().invoke(main, [f"{p}::g"])
+    assert res.exit_code == 0
+    assert "g (line 4)" in res.stdout and "f (line 1)" not in res.stdout
+    res = CliRunner().invoke(main, [f"{p}::nope"])
+    assert res.exit_code == 2 and "no function named 'nope'" in res.stderr
