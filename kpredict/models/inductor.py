@@ -22,6 +22,8 @@ from kpredict.ir import FunctionGraph, Kernel, Op
 from kpredict.opfacts import default_targets
 
 FUSIBLE = ("pointwise", "reduction", "random")
+# reductions that carry their own full-size epilogue (row statistics, then every element rescaled)
+ROW_EPILOGUE = ("_softmax", "_log_softmax", "layer_norm", "rms_norm")
 
 
 @dataclass(slots=True)
@@ -558,9 +560,16 @@ class Scheduler:
                                       writes_v if not split else (-1,), "generated", gi))
                 index += 1
                 if split:
+                    # the second level finishes the reduction; a full-size epilogue (softmax's
+                    # normalization, layer_norm's affine) needs a third, pointwise kernel [NOTE B.4, C.2]
+                    epilogue = any(op.name in ROW_EPILOGUE for op in gops)
                     kernels.append(Kernel(f"{prefix}_per_fused_{joined}_{index}", tuple(sorted(own)), (-1,),
-                                          writes_v, "generated", gi))
+                                          (-1,) if epilogue else writes_v, "generated", gi))
                     index += 1
+                    if epilogue:
+                        kernels.append(Kernel(f"{prefix}_poi_fused_{joined}_{index}", tuple(sorted(own)),
+                                              reads_v + (-1,), writes_v, "generated", gi))
+                        index += 1
             else:
                 kernels.append(Kernel(f"{prefix}_fused_{joined}_{index}", tuple(sorted(own)), reads_v, writes_v,
                                       "generated", gi))
