@@ -217,3 +217,24 @@ def test_examples_build_and_static_meta_agree():
     assert meta["m"].dtype == "bool" and meta["i"].dtype == "int64" and meta["x"].nbytes == 64 * 128 * 2
     assert static_meta(spec, "cpu")["a"].device == "cpu"
     assert torch.equal(build(spec)["a"], built["a"])  # seeded
+
+
+def print_tensor(a):
+    t = a + 1
+    print(t)
+    return t * 2
+
+
+def test_printing_a_tensor_is_one_sync_not_the_formatters_ops(capsys):
+    r = measure(print_tensor, (torch.randn(4, 4),))
+    e, c = r["eager"], r["compiled"]
+    assert (e["names"], e["syncs"]) == (["add", "mul"], 1)
+    assert [o["line"] for o in e["ops"] if o["kind"] == "sync"] == [_line_of(print_tensor, "print(t)")]
+    assert c["names"] == ["cpp_fused_add_0", "cpp_fused_mul_0"]
+    assert (c["graphs"], c["syncs"]) == (2, 1)
+
+
+def test_like_ops_do_not_read_their_template():
+    e = _eager(lambda a: torch.zeros_like(a) + torch.randn_like(a) + a.new_ones(4), torch.randn(4))
+    assert [(o["name"], o["reads"], o["writes"]) for o in e["ops"]] == [
+        ("zeros_like", 0, 1), ("randn_like", 0, 1), ("add", 2, 1), ("new_ones", 0, 1), ("add", 2, 1)]

@@ -291,3 +291,28 @@ def test_script_mode_attributes_ops_per_function_and_survives_prints(tmp_path):
     assert funcs["f"]["measured"]["eager"]["names"] == ["mul", "relu"]
     assert funcs["helper"]["measured"]["eager"]["names"] == ["mul"]
     assert code in (0, 1)
+
+
+@torch_needed
+def test_every_function_of_a_file_in_one_child(tmp_path):
+    pytest.importorskip("torch")
+    p = _write(tmp_path, "many.py", """\
+        # kpredict: example a=randn(8) b=randn(8)
+        def add(a, b):
+            return a + b
+
+        # kpredict: example x=randn(8)
+        def broken(x):
+            return x.no_such_method()
+
+        def no_example(x):
+            return x
+        """)
+    code, out, _ = _verify("--device", "cpu", "--eager-only", "--format", "json", f"{p}::*")
+    doc = json.loads(out)
+    _validate(doc)
+    funcs = {f["qualname"]: f for f in doc["functions"]}
+    assert set(funcs) == {"add", "broken"}
+    assert funcs["add"]["measured"]["eager"]["names"] == ["add"] and funcs["add"]["error"] is None
+    assert funcs["broken"]["error"]["kind"] == "user"
+    assert code == 2

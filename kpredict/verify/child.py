@@ -2,7 +2,7 @@
 
     python -m kpredict.verify.child '<json request>'     (or the request on stdin)
 
-Request: {"path", "qualname" (null: script mode), "device": "cpu"|"cuda"|"auto", "example", "init",
+Request: {"path", "qualname" (null: script mode; "*": every function with example inputs), "device": "cpu"|"cuda"|"auto", "example", "init",
 "compiled": true, "grad": false, "mode": "eval"|"train", "progress": path|null, "argv": [...]}.
 Answer: one JSON document on stdout (the user's own prints are sent to stderr so they cannot corrupt
 it), with "measured" (function mode) or "functions" (script mode), and "error" when something failed:
@@ -259,11 +259,38 @@ def _device(req: dict) -> tuple[str, str]:
 
 
 def function_mode(req: dict, result: dict) -> None:
+    """One function (`result` gets "measured"), or every function with example inputs (qualname "*")."""
+    path = result["path"]
+    if result["qualname"] != "*":
+        mod = load_module(path, result["notes"])
+        _measure_one(mod, req, result, result)
+        return
+    from kpredict.verify.annotations import annotations_for, definitions
+
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    quals = [q for q, (_line, kind) in definitions(source).items()
+             if kind == "def" and "<locals>" not in q and annotations_for(path, q, source).example is not None]
+    mod = load_module(path, result["notes"])
+    result["functions"] = []
+    for q in quals:
+        entry: dict[str, Any] = {"qualname": q, "example": None, "measured": None, "error": None}
+        result["functions"].append(entry)
+        try:
+            _measure_one(mod, req, result, entry)
+        except Exception as e:  # noqa: BLE001 - one failing function must not stop the others
+            entry["error"] = _error_from(e)
+        _write_progress(req, result)
+
+
+def _measure_one(mod: types.ModuleType, req: dict, result: dict, entry: dict) -> None:
+    """Resolve, build the example inputs and measure one function; fills entry["measured"]."""
     from kpredict.verify import oracle
     from kpredict.verify.annotations import annotations_for
     from kpredict.verify.examples import ExampleError, build, parse_examples
 
-    path, qualname, device = result["path"], result["qualname"], result["device"]
+    path, device = result["path"], result["device"]
+    qualname = entry["qualname"]
     ann = annotations_for(path, qualname)
     try:
         spec = parse_examples(ann.example or "")
@@ -277,7 +304,6 @@ def function_mode(req: dict, result: dict) -> None:
             init_text = parse_examples(ann.init).merged(parse_examples(req["init"])).text
         except ExampleError as e:
             raise ChildError("init", f"{qualname}: constructor arguments: {e}") from None
-    mod = load_module(path, result["notes"])
     fn = resolve(mod, qualname, init_text, device, req.get("mode", "eval"))
     try:
         sig = inspect.signature(fn)
@@ -295,12 +321,12 @@ def function_mode(req: dict, result: dict) -> None:
         args, kwargs = _call_args(sig, values)
     else:
         args, kwargs = (), values
-    result["example"] = spec.text
+    entry["example"] = spec.text
     make_args = oracle.fresh_inputs(args, kwargs)
     grad = bool(req.get("grad", False))
     files = {path}
     measured: dict[str, Any] = {}
-    result["measured"] = measured
+    entry["measured"] = measured
     try:
         measured["eager"] = oracle.measure_eager(fn, make_args, device=device, grad=grad, files=files)
     except BaseException as e:
@@ -347,8 +373,12 @@ def _qualname_of(obj: Any) -> tuple[str | None, str | None]:
 
 
 @contextlib.contextmanager
-def _profile_compile_calls(sites: Any, tracker: _CallTracker, device: str, records: dict[str, list]) -> Any:
-    """Patch torch.compile so that each call of a compiled function of the user's file is profiled."""
+def _profile_compile_calls(sites: Any, device: str, records: dict[str, list], suspend: list[Any]) -> Any:
+    """Patch torch.compile so that each call of a compiled function of the user's file is profiled.
+
+    During such a call the eager recorder and its patches are switched off: Dynamo must see torch as
+    it is, and what runs there is measured by the profiler instead.
+    """
     import torch
     from torch.profiler import ProfilerActivity, profile
     from torch.utils._python_dispatch import _disable_current_modes
@@ -362,11 +392,11 @@ def _profile_compile_calls(sites: Any, tracker: _CallTracker, device: str, recor
         old = sys.getprofile()
         sys.setprofile(None)
         try:
-            with _disable_current_modes():
+            with _disable_current_modes(), suspend[0]():
                 if torch.autograd.profiler._is_profiler_enabled:
                     records.setdefault(qual, []).append({"unmeasured": "the script's own profiler was running"})
                     return call(*args, **kwargs)
-                with profile(activities=acts) as prof:
+                with profile(activities=acts) as prof, oracle.mark_printing():
                     out = call(*args, **kwargs)
                     if device.startswith("cuda"):
                         torch.cuda.synchronize()
@@ -420,8 +450,10 @@ def script_mode(req: dict, result: dict) -> None:
     sys.argv = [path] + list(req.get("argv") or [])
     sys.path.insert(0, os.path.dirname(path))
     error: BaseException | None = None
+    suspend: list[Any] = [contextlib.nullcontext]
     try:
-        with _profile_compile_calls(sites, tracker, device, compiled), rec, oracle.count_tolist(rec, sites):
+        with _profile_compile_calls(sites, device, compiled, suspend), rec, oracle.host_reads(rec, sites) as paused:
+            suspend[0] = paused
             sys.setprofile(tracker)
             try:
                 runpy.run_path(path, run_name="__main__")

@@ -32,11 +32,15 @@ def _split(spec: str) -> tuple[str, str | None]:
 @click.option("--eager-only", is_flag=True, help="Skip the torch.compile measurement.")
 def verify_command(target: str, device: str, example: str | None, init: str | None, fmt: str, timeout: float,
                    eager_only: bool) -> None:
-    """Run PATH (as a script) or PATH::QUALNAME (one function) and compare what ran with the prediction.
+    """Run PATH (as a script), PATH::QUALNAME (one function) or PATH::* (every function with example
+    inputs) and compare what ran with the prediction.
 
     Exit codes: 0 every figure matches, 1 a mismatch, 2 the code could not run, 3 no such device.
     """
     path, qualname = _split(target)
+    if qualname in (None, "*") and (example or init):
+        click.echo("kpredict: --example and --init apply to one function (PATH::QUALNAME)", err=True)
+        sys.exit(2)
     res = run_verify(path, qualname, device=device, examples=example, init=init, timeout=timeout,
                      compiled=not eager_only)
     code = res.exit_code

@@ -9,12 +9,14 @@ decomposition; only top-level ops are seen because the mode is switched off whil
     outputs all alias an input, `_unsafe_view`, `lift_fresh`, or an output that shares its input's
     storage), minus allocation-only ops (`empty*`, `resize_`...), minus host reads (`syncs`).
     On cuda, kernels are the profiler's GPU kernel events instead (memcpy/memset counted apart).
-  - reads: +1 per distinct input tensor of a counted op (`x + x` reads once); writes: +1 per output
+  - reads: +1 per distinct input tensor of a counted op (`x + x` reads once; the template of
+    `zeros_like(x)`, `randn_like(x)`, `x.new_zeros(..)` is not read); writes: +1 per output
     tensor; an in-place op reads and writes its target, except ops that overwrite it without reading
     it (`fill_`, `zero_`, `copy_`, `normal_`, `uniform_`..., and `out=` arguments), which only write.
     bytes: the same transfers weighted by numel * element_size.
   - syncs: host reads of a tensor value (`_local_scalar_dense`, which `.item()`, `float(t)`, `bool(t)`
-    and `if t:` go through; `.tolist()`, which never reaches the dispatcher, is caught separately).
+    and `if t:` go through; `.tolist()` and printing a tensor, which never reach the dispatcher, are
+    caught separately; the ops torch's formatter runs to print are not counted, eager or compiled).
 
 compiled (`torch.compile(fn)`, default mode, Inductor caches off, one warm-up call, one profiled call):
   - cpu: profiler rows `graph_<g>_cpp_fused_...` (Inductor's kernel profiling), plus aten calls made
@@ -53,6 +55,11 @@ ALIAS_OPS: frozenset[str] = frozenset({
 WRITE_ONLY_SELF: frozenset[str] = frozenset({
     "fill_", "zero_", "copy_", "normal_", "uniform_", "random_", "bernoulli_", "exponential_",
     "geometric_", "cauchy_", "log_normal_",
+})
+# Ops that look at an input tensor's metadata only (shape, dtype, device), never at its values.
+METADATA_ONLY_SELF: frozenset[str] = frozenset({
+    "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "empty_like",
+    "new_zeros", "new_ones", "new_full", "new_empty", "new_empty_strided",
 })
 # Aten calls a compiled graph makes to vendor/ATen kernels (Inductor's `extern_kernels.*`);
 # any other aten call made by a compiled graph is a fallback.
@@ -215,6 +222,18 @@ def new_recorder(sites: Sites, ranges: bool, tagger: Callable[[Any], Any] | None
             self.rows.append(self._row(func, args, kwargs, out))
             return out
 
+        def sync_row(self, name: str) -> dict[str, Any]:
+            """A host read seen outside the dispatcher (called from `host_reads`)."""
+            frames = sites.stack(4)
+            row: dict[str, Any] = {
+                "name": name, "overload": "", "kind": "sync", "reads": 0, "writes": 0, "bytes": 0,
+                "line": frames[0].f_lineno if frames else None,
+                "function": frames[0].f_code.co_qualname if frames else None,
+            }
+            if tagger is not None:
+                row["stack"] = [(f.f_code.co_qualname, f.f_lineno, tagger(f)) for f in frames]
+            return row
+
         def _row(self, func, args, kwargs, out) -> dict[str, Any]:  # noqa: ANN001
             name = op_name(func.overloadpacket._qualified_op_name)
             overload = func._overloadname
@@ -246,6 +265,8 @@ def new_recorder(sites: Sites, ranges: bool, tagger: Callable[[Any], Any] | None
                 if not write_only:
                     reads[_storage_key(t)] = t
             write_only_keys = {_storage_key(t) for t, wo in mutated if wo}
+            if name in METADATA_ONLY_SELF and args and isinstance(args[0], torch.Tensor):
+                write_only_keys.add(_storage_key(args[0]))  # not read: only its shape/dtype are used
             for t in ins:
                 k = _storage_key(t)
                 if k not in write_only_keys:
@@ -285,28 +306,91 @@ def new_recorder(sites: Sites, ranges: bool, tagger: Callable[[Any], Any] | None
     return Recorder()
 
 
-@contextlib.contextmanager
-def count_tolist(rec: Any, sites: Sites) -> Iterator[None]:
-    """`.tolist()` reads the tensor on the host without reaching the dispatcher: record it as a sync."""
+def _first_outside_torch(depth: int) -> Any | None:
+    """The innermost frame that is neither torch's nor this module's (who asked torch to do it)."""
     import torch
 
-    original = torch.Tensor.tolist
+    torch_dir = os.path.dirname(torch.__file__) + os.sep
+    f = sys._getframe(depth)
+    while f is not None and (f.f_code.co_filename.startswith(torch_dir) or f.f_code.co_filename == __file__):
+        f = f.f_back
+    return f
+
+
+@contextlib.contextmanager
+def host_reads(rec: Any, sites: Sites) -> Iterator[Callable[[], contextlib.AbstractContextManager]]:
+    """Host reads that never reach the dispatcher, recorded as syncs when the user's code asks for them.
+
+    `.tolist()` copies the values out in C++; printing a tensor (`print(t)`, `str(t)`, f-strings) runs
+    torch's formatter with dispatch modes switched off. Each counts as one sync; the kernels the
+    formatter runs are not counted (they depend on the values and are not the user's computation).
+    """
+    import torch
+    import torch._tensor_str as tensor_str
+
+    original_tolist = torch.Tensor.tolist
+    original_str = tensor_str._str
+    printing = [0]
+
+    def record(name: str) -> None:
+        caller = _first_outside_torch(3)
+        if rec.depth or printing[0] or caller is None or not sites.is_user(caller.f_code.co_filename):
+            return
+        rec.rows.append(rec.sync_row(name))
 
     def tolist(self):  # noqa: ANN001, ANN202
-        if not rec.depth:
-            frames = sites.stack(2)
-            rec.rows.append({
-                "name": "tolist", "overload": "", "kind": "sync", "reads": 0, "writes": 0, "bytes": 0,
-                "line": frames[0].f_lineno if frames else None,
-                "function": frames[0].f_code.co_qualname if frames else None,
-            })
-        return original(self)
+        record("tolist")
+        return original_tolist(self)
 
-    torch.Tensor.tolist = tolist  # type: ignore[method-assign]
+    def _str(self, *, tensor_contents=None):  # noqa: ANN001, ANN202
+        record("print")
+        printing[0] += 1
+        try:
+            return original_str(self, tensor_contents=tensor_contents)
+        finally:
+            printing[0] -= 1
+
+    def install(on: bool) -> None:
+        torch.Tensor.tolist = tolist if on else original_tolist  # type: ignore[method-assign]
+        tensor_str._str = _str if on else original_str
+
+    @contextlib.contextmanager
+    def suspended() -> Iterator[None]:
+        """Put torch's own functions back, e.g. while Dynamo runs compiled code (it would trace ours)."""
+        install(False)
+        try:
+            yield
+        finally:
+            install(True)
+
+    install(True)
+    try:
+        yield suspended
+    finally:
+        install(False)
+
+
+PRINT_RANGE = "kpredict::tensor_str"
+
+
+@contextlib.contextmanager
+def mark_printing() -> Iterator[None]:
+    """Wrap torch's tensor formatter in a profiler range, so a compiled call's printing is set apart."""
+    import torch
+    import torch._tensor_str as tensor_str
+
+    original = tensor_str._str
+
+    def _str(self, *, tensor_contents=None):  # noqa: ANN001, ANN202
+        with torch.autograd.profiler.record_function(PRINT_RANGE):
+            return original(self, tensor_contents=tensor_contents)
+
+    # Dynamo would otherwise trace this wrapper (it is not in torch's skip list) and drop the range
+    tensor_str._str = torch.compiler.disable(_str, recursive=True)
     try:
         yield
     finally:
-        torch.Tensor.tolist = original  # type: ignore[method-assign]
+        tensor_str._str = original
 
 
 def summarize_eager(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -437,7 +521,7 @@ def measure_eager(
     error: BaseException | None = None
     with prof_cm as prof:
         try:
-            with _grad_ctx(grad), rec, count_tolist(rec, sites):
+            with _grad_ctx(grad), rec, host_reads(rec, sites):
                 fn(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001 - re-raised below with the partial result
             error = e
@@ -517,7 +601,7 @@ def measure_compiled(
         _sync(device)
         args, kwargs = make_args()
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-        with profile(activities=acts) as prof:
+        with profile(activities=acts) as prof, mark_printing():
             with _grad_ctx(grad):
                 compiled(*args, **kwargs)
             _sync(device)
@@ -557,9 +641,14 @@ def classify_cpu_compiled(events: list[Any]) -> dict[str, Any]:
         if m:
             kernels.append({"name": m.group(2), "kind": "generated", "graph": graph_of(m.group(1))})
             continue
+        ancestors = list(_ancestors(e))
+        if any(a.name == PRINT_RANGE for a in ancestors):
+            continue  # torch's tensor formatter: the print itself is one sync
+        if e.name == PRINT_RANGE:
+            syncs += 1
+            continue
         if not e.name.startswith("aten::"):
             continue
-        ancestors = list(_ancestors(e))
         if any(a.name.startswith("aten::") or GENERATED_ROW.match(a.name) for a in ancestors):
             continue  # part of another op
         kind = classify_name(e.name)
@@ -583,6 +672,8 @@ def classify_gpu_compiled(events: list[Any]) -> dict[str, Any]:
     kernels: list[dict[str, Any]] = []
     for k, site in gpu:
         chain = ([site] + list(_ancestors(site))) if site is not None else []
+        if any(a.name == PRINT_RANGE for a in chain):
+            continue
         aten = next((a.name for a in chain if a.name.startswith("aten::")), None)
         in_graph = any(a.name.startswith(COMPILED_GRAPH_ROW) for a in chain)
         if k.name.startswith("triton_"):
@@ -595,7 +686,8 @@ def classify_gpu_compiled(events: list[Any]) -> dict[str, Any]:
             kernels.append({"name": k.name, "kind": "unknown", "graph": None, "raw": k.name})
     syncs = sum(1 for e in events if not _is_gpu(e) and e.name.startswith("aten::")
                 and classify_name(e.name) == "sync"
-                and not any(a.name.startswith("aten::") for a in _ancestors(e)))
+                and not any(a.name.startswith("aten::") or a.name == PRINT_RANGE for a in _ancestors(e)))
+    syncs += sum(1 for e in events if e.name == PRINT_RANGE)
     graphs = sum(1 for e in events if not _is_gpu(e) and e.name.startswith(COMPILED_GRAPH_ROW))
     return {"kernels": kernels, "syncs": syncs, "graphs_run": graphs, **other}
 

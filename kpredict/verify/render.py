@@ -57,9 +57,14 @@ def _table(fc: FunctionCheck, out: list[str], failed: bool = False) -> None:
     comp = fc.measured.get("compiled") or {}
     for b in comp.get("graph_breaks") or []:
         out.append(f"    graph break at line {b.get('line')}: {b.get('reason')}")
+    if fc.example:
+        out.append(f"    example inputs: {fc.example}")
     for n in fc.notes:
         out.append(f"    note: {n}")
-    if not fc.match:
+    if fc.error:
+        out.append(f"    error ({fc.error.get('kind')}): {fc.error.get('message')}")
+        out.extend("      " + line for line in (fc.error.get("traceback") or "").splitlines())
+    if not fc.match and fc.rows:
         _lines_view(fc, out)
 
 
@@ -160,7 +165,8 @@ def function_json(fc: FunctionCheck) -> dict[str, Any]:
     return {
         "path": fc.path, "qualname": fc.qualname, "line": fc.line, "calls": fc.calls,
         "predicted": predicted, "measured": _measured_json(fc.measured), "match": fc.match,
-        "rows": [_row_json(r) for r in fc.rows], "notes": list(fc.notes),
+        "rows": [_row_json(r) for r in fc.rows], "notes": list(fc.notes), "error": fc.error,
+        "example": fc.example,
     }
 
 

@@ -50,6 +50,8 @@ class FunctionCheck:
     match: bool = False
     notes: list[str] = field(default_factory=list)
     calls: int | None = None  # script mode: how many times it ran
+    error: dict[str, Any] | None = None  # this function could not be measured (PATH::* runs)
+    example: str | None = None
 
 
 @dataclass
@@ -68,6 +70,8 @@ class VerifyResult:
     def exit_code(self) -> int:
         if self.error is not None:
             return EXIT_NO_DEVICE if self.error.get("kind") == "device-absent" else EXIT_ERROR
+        if any(f.error for f in self.functions):
+            return EXIT_ERROR
         if not self.functions or not all(f.match for f in self.functions):
             return EXIT_MISMATCH
         return EXIT_MATCH
@@ -237,7 +241,8 @@ def compare(pred: FunctionReport | None, measured: dict[str, Any]) -> tuple[list
 def run_verify(path: str, qualname: str | None = None, device: str = "auto", examples: str | None = None,
                init: str | None = None, timeout: float = 300.0, compiled: bool = True,
                mode: str = "eval", grad: bool = False) -> VerifyResult:
-    """Measure `path` (one function, or the whole script when `qualname` is None) and compare."""
+    """Measure `path` and compare: one function (`qualname`), every function with example inputs
+    (`qualname == "*"`, one child process for the whole file), or the whole script (`qualname` None)."""
     apath = os.path.abspath(path)
     request = {"path": apath, "qualname": qualname, "device": device, "example": examples, "init": init,
                "compiled": compiled, "mode": mode, "grad": grad}
@@ -253,19 +258,25 @@ def run_verify(path: str, qualname: str | None = None, device: str = "auto", exa
     if res.device is None:
         return res
     target = "cuda" if res.device.startswith("cuda") else "cpu"
-    meta, _ = _example_meta(apath, qualname, examples, res.device)
+    single = qualname not in (None, "*")
+    meta, _ = _example_meta(apath, qualname, examples, res.device) if single else (None, None)
     try:
-        report, notes = predict(path, target, qualname, meta)
+        report, notes = predict(path, target, qualname if single else None, meta)
         res.notes.extend(notes)
     except ImportError as e:  # the static side is missing: measured figures are still shown
         report = FileReport(path=path, error=f"static analysis unavailable ({e})")
     if report.error:
         res.notes.append(f"prediction: {report.error}")
     predicted = {f.qualname: f for f in report.functions}
-    if qualname is not None:
+    if single:
         measured = answer.get("measured")
         if measured:
-            _add(res, path, qualname, predicted.get(qualname), measured, None, None)
+            _add(res, path, qualname, predicted.get(qualname), measured, None, None)  # type: ignore[arg-type]
+    elif qualname == "*":
+        for fn in answer.get("functions") or []:
+            q = fn["qualname"]
+            _add(res, path, q, predicted.get(q), fn.get("measured") or {}, None, None,
+                 error=fn.get("error"), example=fn.get("example"))
     else:
         through_compile = sum(fn.get("compiled_calls", 0) for fn in answer.get("functions") or [])
         for fn in answer.get("functions") or []:
@@ -291,10 +302,12 @@ def _launches(measured: dict[str, Any]) -> bool:
 
 
 def _add(res: VerifyResult, path: str, qualname: str, pred: FunctionReport | None, measured: dict[str, Any],
-         calls: int | None, line: int | None, notes: list[str] | None = None) -> None:
+         calls: int | None, line: int | None, notes: list[str] | None = None,
+         error: dict[str, Any] | None = None, example: str | None = None) -> None:
     rows, match = compare(pred, measured)
     check = FunctionCheck(path=path, qualname=qualname, line=pred.line if pred else line, predicted=pred,
-                          measured=measured, rows=rows, match=match, notes=list(notes or []), calls=calls)
+                          measured=measured, rows=rows, match=match and error is None, notes=list(notes or []),
+                          calls=calls, error=error, example=example)
     if pred is None:
         check.notes.append("no prediction for this function")
     res.functions.append(check)
