@@ -12,6 +12,7 @@ from pathlib import Path
 from kpredict.frontend.interp import build_graphs
 from kpredict.frontend.parse import ParseError, parse_module
 from kpredict.ir import FileReport, FunctionReport
+from kpredict.lint.config import LintConfig
 from kpredict.models.eager import eager_kernels
 from kpredict.models.inductor import compiled_kernels
 from kpredict.opfacts import OpTable, default_table
@@ -33,8 +34,10 @@ def analyze_source(
     settings: Settings | None = None,
     table: OpTable | None = None,
     only: str | None = None,
+    lint: LintConfig | None = None,
 ) -> FileReport:
-    """Predict every function of one file (or only `only`, a qualname)."""
+    """Predict every function of one file (or only `only`, a qualname); with `lint`, also run the
+    lint rules it enables and put their findings in the report."""
     settings = settings or Settings()
     table = table or default_table()
     try:
@@ -48,7 +51,12 @@ def analyze_source(
         functions.append(function_report(fg, ek, ck, settings))
     if only is not None and not functions:
         return FileReport(path=path, error=f"no function named {only!r}")
-    return FileReport(path=path, functions=functions)
+    report = FileReport(path=path, functions=functions)
+    if lint is not None:
+        from kpredict.lint.engine import lint_module
+
+        report.findings = list(lint_module(module, functions, settings, table, lint, path))
+    return report
 
 
 def analyze_file(path: str | Path, settings: Settings | None = None, only: str | None = None) -> FileReport:

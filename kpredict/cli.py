@@ -72,6 +72,9 @@ def report(paths: tuple[str, ...], target: str, mode: str, fmt: str, dims: tuple
 
 def _register_optional() -> None:
     """Commands that live in their own packages (verify needs no torch to import its CLI)."""
+    from kpredict.lint.commands import register as register_lint
+
+    register_lint(main)  # check, rule, rules, diff
     try:
         from kpredict.verify.command import verify_command
     except ImportError:

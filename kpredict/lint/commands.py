@@ -1,0 +1,432 @@
+"""The lint commands: `kpredict check`, `kpredict rule`, `kpredict rules`, `kpredict diff`.
+
+Exit status (ruff's): 0 no findings, 1 findings (0 with --exit-zero), 2 a usage or configuration
+error or a file that could not be analyzed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from kpredict.lint.config import OUTPUT_FORMATS, ConfigError, Overrides, Resolved, parse_rule_option, path_matches
+from kpredict.lint.config import relative_to, resolve_for, validate_selectors
+from kpredict.lint.model import FileResult, LintRun
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+DEFAULT_BASELINE = ".kpredict-baseline.json"
+
+try:  # the scale work's shared -j/--no-cache options, when present
+    from kpredict.cli_options import common_options as _common_options
+except ImportError:  # pragma: no cover - older trees
+    _common_options = None
+
+
+def jobs_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`-j/--jobs` (and --no-cache/--cache-dir, accepted; check does not cache findings)."""
+    if _common_options is not None:
+        return _common_options(f)
+
+    @click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, metavar="N",
+                  help="Worker processes (default: all cores; 1: no pool).")
+    def wrapper(*args: Any, jobs: int | None, **kwargs: Any) -> Any:
+        return f(*args, run=_Run(jobs or None), **kwargs)
+
+    wrapper.__name__ = f.__name__
+    wrapper.__doc__ = f.__doc__
+    return wrapper
+
+
+@dataclass(frozen=True)
+class _Run:
+    jobs: int | None = None
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return tuple(out)
+
+
+def _dims(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    out = []
+    for v in values:
+        name, _, num = v.partition("=")
+        if not name or not num.strip().lstrip("-").isdigit():
+            raise ConfigError(f"--dim: expected NAME=INT, got {v!r}")
+        out.append((name.strip(), int(num)))
+    return tuple(out)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"kpredict: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def analysis_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    for opt in reversed([
+        click.option("--target", type=click.Choice(["cuda", "cpu"]), default=None,
+                     help="Backend to predict for [config: target; default cuda]."),
+        click.option("--mode", type=click.Choice(["eval", "train"]), default=None,
+                     help="Module mode assumed for nn.Module code [config: mode; default eval]."),
+        click.option("--dim", "dims", multiple=True, metavar="NAME=INT",
+                     help="Value for a symbolic size (repeatable) [config: dims]."),
+        click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
+                     help="Use this pyproject.toml instead of the nearest one."),
+        click.option("--isolated", is_flag=True, help="Ignore every configuration file."),
+    ]):
+        f = opt(f)
+    return f
+
+
+# ------------------------------------------------------------------------------------ analysis
+
+
+def repository_root(start: str = ".") -> str:
+    """The git work tree's top directory, else the current directory."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, check=False)
+        if proc.returncode == 0 and proc.stdout.strip():
+            return proc.stdout.decode().strip()
+    except OSError:
+        pass
+    return os.path.abspath(start)
+
+
+def discover(paths: tuple[str, ...]) -> list[tuple[str, str | None, str | None]]:
+    """(path, qualname or None, error or None) for every file to check."""
+    try:
+        from kpredict.walk import discover as walk
+    except ImportError:  # pragma: no cover - before kpredict.walk existed
+        from kpredict.api import iter_python_files
+
+        return [(p, only, None) for p, only in iter_python_files(paths)]
+    return [(t.path, t.only, t.error) for t in walk(paths)]
+
+
+def lint_file(path: str, only: str | None, resolved: Resolved, root: str) -> FileResult:
+    """Read, analyze and lint one file; never raises."""
+    from kpredict.api import analyze_source
+    from kpredict.frontend.parse import ParseError, decode_source
+    from kpredict.ir import FileReport
+    from kpredict.lint.engine import assign_fingerprints
+    from kpredict.lint.model import Diagnostic
+
+    rel = relative_to(path, root)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except IsADirectoryError:
+        return FileResult(path, rel, FileReport(path, error="is a directory"))
+    except FileNotFoundError:
+        return FileResult(path, rel, FileReport(path, error="no such file"))
+    except OSError as e:
+        return FileResult(path, rel, FileReport(path, error=f"cannot read: {e.strerror or e}"))
+    try:
+        lines = decode_source(data).splitlines()
+        report = analyze_source(data, path, resolved.settings, only=only, lint=resolved.lint)
+    except ParseError as e:
+        return FileResult(path, rel, FileReport(path, error=str(e)))
+    except RecursionError:
+        return FileResult(path, rel, FileReport(path, error="internal error: nesting too deep to analyze"))
+    except Exception as e:  # noqa: BLE001 - one bad file must never stop the others
+        return FileResult(path, rel, FileReport(
+            path, error=f"internal error ({type(e).__name__}: {e}); please report it with this file"))
+    for fn in report.functions:
+        fn.graph = None  # not needed after linting; keeps results small between processes
+    diags = [d for d in report.findings if isinstance(d, Diagnostic)]
+    assign_fingerprints(rel, diags)
+    return FileResult(path, rel, report, diags, lines)
+
+
+def _lint_item(item: tuple[str, str | None, Resolved, str]) -> FileResult:
+    return lint_file(*item)
+
+
+def lint_all(items: list[tuple[str, str | None, Resolved, str]], jobs: int | None) -> list[FileResult]:
+    """Lint files in worker processes (fork) when there are several, in input order."""
+    if jobs is None or jobs <= 0:
+        try:
+            jobs = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            jobs = os.cpu_count() or 1
+    if jobs <= 1 or len(items) <= 1 or not sys.platform.startswith("linux"):
+        return [_lint_item(i) for i in items]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from kpredict.lint.registry import all_rules
+    from kpredict.opfacts import default_table
+
+    default_table(), all_rules()  # loaded once, inherited by the forked workers
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(items)),
+                                 mp_context=multiprocessing.get_context("fork")) as ex:
+            return list(ex.map(_lint_item, items, chunksize=max(1, min(16, len(items) // (jobs * 4)))))
+    except BrokenProcessPool:  # a worker died: redo in this process, one file at a time
+        return [_lint_item(i) for i in items]
+
+
+def default_format(output_file: str | None) -> str:
+    if output_file is None and sys.stdout.isatty() and not os.environ.get("CI"):
+        return "full"
+    return "concise"
+
+
+def render(fmt: str, run: LintRun) -> str:
+    import importlib
+
+    module = {"json": "json_findings", "json-lines": "json_lines"}.get(fmt, fmt)
+    return importlib.import_module(f"kpredict.render.{module}").render(run)
+
+
+def statistics(run: LintRun, fmt: str) -> str:
+    from kpredict.lint.registry import by_code
+
+    counts = Counter(d.code for _, d in run.diagnostics())
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if fmt in ("json", "json-lines"):
+        import json
+
+        return json.dumps([{"code": c, "name": by_code()[c].name, "count": n} for c, n in rows], indent=2) + "\n"
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    return "".join(f"{n:>{width}}\t{c}\t{by_code()[c].name}\n" for c, n in rows)
+
+
+def show_settings(path: str, resolved: Resolved, fmt: str) -> str:
+    from kpredict.lint.registry import all_rules
+
+    s, lint = resolved.settings, resolved.lint
+    lines = [f"Resolved settings for: {path}",
+             f"config file: {resolved.source or '(none)'}",
+             f"target = {s.target!r}", f"mode = {s.mode!r}",
+             f"dims = {dict(s.dims)!r}",
+             f"output-format = {fmt!r}",
+             f"exclude = {list(resolved.exclude)!r}",
+             f"baseline = {resolved.baseline!r}",
+             f"per-file-ignores = {{{', '.join(f'{p!r}: {sorted(c)!r}' for p, c in lint.per_file_ignores)}}}",
+             "enabled rules:"]
+    for r in all_rules():
+        if r.code in lint.enabled:
+            opts = lint.rule_options(r.code)
+            extra = f"  {opts}" if opts else ""
+            lines.append(f"  {r.code} {r.name}{extra}")
+    disabled = [r.code for r in all_rules() if r.code not in lint.enabled]
+    lines.append(f"disabled rules: {', '.join(disabled) if disabled else '(none)'}")
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------ check
+
+
+@click.command("check")
+@click.argument("paths", nargs=-1)
+@analysis_options
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Rules to enable: codes or prefixes (KP1, KP101) or ALL, comma-separated. Replaces the config's.")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable on top of the selection.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
+@click.option("--rule-option", "rule_options", multiple=True, metavar="CODE.OPTION=VALUE",
+              help="A rule option, e.g. KP101.min-chain-length=4 (repeatable).")
+@click.option("--extend-exclude", multiple=True, metavar="GLOB", help="More paths to skip while walking directories.")
+@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None, envvar="KPREDICT_OUTPUT_FORMAT",
+              help="Default: full on a terminal, concise otherwise (or when CI is set).")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the output here.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", "show_stats", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--show-settings", is_flag=True, help="Print the resolved settings of the first file and exit.")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), default=None,
+              help="Kernel budget: fail only on growth beyond this baseline and on findings it does not hold.")
+@click.option("--write-baseline", is_flag=True, help=f"Record the baseline (to --baseline, else {DEFAULT_BASELINE}).")
+@jobs_option
+def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, dims: tuple[str, ...],
+                  config_file: str | None, isolated: bool, select: tuple[str, ...], extend_select: tuple[str, ...],
+                  ignore: tuple[str, ...], rule_options: tuple[str, ...], extend_exclude: tuple[str, ...],
+                  output_format: str | None, output_file: str | None, exit_zero: bool, show_stats: bool,
+                  show_settings: bool, baseline_path: str | None, write_baseline: bool, run: Any) -> None:
+    """Lint PATHS (default: the current directory) for code that costs kernels and memory traffic."""
+    try:
+        sel = _split(select) or None
+        cli = Overrides(target=target, mode=mode, dims=_dims(dims), select=sel, ignore=_split(ignore),
+                        extend_select=_split(extend_select),
+                        options=tuple(parse_rule_option(o) for o in rule_options),
+                        exclude=extend_exclude, config=config_file, isolated=isolated)
+        for name, values in (("--select", sel or ()), ("--ignore", cli.ignore), ("--extend-select", cli.extend_select)):
+            validate_selectors(values, name)
+        paths = paths or (".",)
+        named = {os.path.normpath(p.partition("::")[0]) for p in paths}
+        items = []
+        first: tuple[str, Resolved] | None = None
+        for path, only, error in discover(paths):
+            resolved = resolve_for(path, cli)
+            first = first or (path, resolved)
+            if error is None and os.path.normpath(path) not in named and resolved.exclude:
+                if any(path_matches(relative_to(path, resolved.root), pat) for pat in resolved.exclude):
+                    continue
+            items.append((path, only, resolved, error))
+        if first is None:
+            first = (paths[0], resolve_for(paths[0], cli))
+        fmt = output_format or first[1].output_format or default_format(output_file)
+        if show_settings:
+            click.echo(show_settings_text(first, fmt), nl=False)
+            sys.exit(EXIT_CLEAN)
+        root = repository_root()
+        results = iter(lint_all([(p, only, res, root) for p, only, res, err in items if err is None], run.jobs))
+        files = []
+        for p, only, res, err in items:
+            if err is not None:
+                from kpredict.ir import FileReport
+
+                files.append(FileResult(p, relative_to(p, root), FileReport(p, error=err)))
+            else:
+                files.append(next(results))
+        target_name = first[1].settings.target
+        baseline_file = baseline_path or first[1].baseline
+        if write_baseline:
+            from kpredict.lint import baseline
+
+            dest = baseline_file or DEFAULT_BASELINE
+            doc = baseline.record(files, target_name)
+            baseline.write(dest, doc)
+            click.echo(f"kpredict: wrote {len(doc['functions'])} functions and {len(doc['findings'])} findings "
+                       f"to {dest}", err=True)
+            _report_errors(files)
+            sys.exit(EXIT_ERROR if any(f.error for f in files) else EXIT_CLEAN)
+        if baseline_file:
+            from kpredict.lint import baseline
+            from kpredict.lint.engine import assign_fingerprints
+
+            baseline.apply(files, baseline.load(baseline_file), target_name,
+                           enabled_budget="KP801" in first[1].lint.enabled)
+            for f in files:
+                assign_fingerprints(f.relpath, f.diagnostics)
+    except ConfigError as e:
+        _fail(str(e))
+        return
+    from kpredict.lint.registry import all_rules
+
+    enabled = set().union(*(res.lint.enabled for _, _, res, _ in items)) if items else set(first[1].lint.enabled)
+    lint_run = LintRun(files=files, rules=[r for r in all_rules() if r.code in enabled], root=root, target=target_name)
+    text = statistics(lint_run, fmt) if show_stats else render(fmt, lint_run)
+    _report_errors(files)
+    if output_file:
+        with open(output_file, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        click.echo(text, nl=False)
+    if any(f.error for f in files):
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if lint_run.count and not exit_zero else EXIT_CLEAN)
+
+
+def show_settings_text(first: tuple[str, Resolved], fmt: str) -> str:
+    return show_settings(first[0], first[1], fmt)
+
+
+def _report_errors(files: list[FileResult]) -> None:
+    for f in files:
+        if f.error:
+            click.echo(f"{f.path}: error: {f.error}", err=True)
+
+
+# ------------------------------------------------------------------------------------ rule, rules
+
+
+@click.command("rule")
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Every rule's documentation.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rule_command(code: str | None, show_all: bool, fmt: str) -> None:
+    """Explain a rule: what it finds, why it costs, an example and what to write instead."""
+    import json
+
+    from kpredict.lint.docs import rule_dict, rule_markdown
+    from kpredict.lint.registry import all_rules, get
+
+    if show_all:
+        rules = list(all_rules())
+    elif code:
+        rule = get(code)
+        if rule is None:
+            _fail(f"no rule {code!r} (see `kpredict rules`)")
+            return
+        rules = [rule]
+    else:
+        _fail("give a rule code (kpredict rule KP101) or --all")
+        return
+    if fmt == "json":
+        docs = [rule_dict(r) for r in rules]
+        click.echo(json.dumps(docs if show_all else docs[0], indent=2, ensure_ascii=False))
+    else:
+        click.echo("\n".join(rule_markdown(r) for r in rules), nl=False)
+
+
+@click.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_command(fmt: str) -> None:
+    """List every rule: code, name, default severity and what it reports."""
+    import json
+
+    from kpredict.lint.registry import all_rules
+
+    if fmt == "json":
+        click.echo(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
+                                "options": dict(r.options)} for r in all_rules()], indent=2))
+        return
+    width = max(len(r.name) for r in all_rules())
+    for r in all_rules():
+        click.echo(f"{r.code}  {r.name:<{width}}  {r.severity:<7}  {r.summary}")
+
+
+# ------------------------------------------------------------------------------------ diff
+
+
+@click.command("diff")
+@click.argument("base")
+@click.argument("head", required=False)
+@analysis_options
+@click.option("--path", "only_paths", multiple=True, help="Only files under this path (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the output here.")
+@click.option("--fail-on-increase", is_flag=True, help="Exit 1 when a function's kernels or bytes grew.")
+def diff_command(base: str, head: str | None, target: str | None, mode: str | None, dims: tuple[str, ...],
+                 config_file: str | None, isolated: bool, only_paths: tuple[str, ...], fmt: str,
+                 output_file: str | None, fail_on_increase: bool) -> None:
+    """Per changed function: eager and compiled kernels and bytes at BASE and at HEAD (default: the
+    working tree), for the .py files git sees changed between them."""
+    from kpredict.lint import gitdiff
+
+    try:
+        cli = Overrides(target=target, mode=mode, dims=_dims(dims), config=config_file, isolated=isolated)
+        result = gitdiff.compute(base, head, cli, paths=only_paths)
+    except ConfigError as e:
+        _fail(str(e))
+        return
+    text = {"text": gitdiff.render_text, "json": gitdiff.render_json, "markdown": gitdiff.render_markdown}[fmt](result)
+    if output_file:
+        with open(output_file, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        click.echo(text, nl=False)
+    if any(f.error for f in result.files):
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if fail_on_increase and result.grew() else EXIT_CLEAN)
+
+
+COMMANDS = {"check": check_command, "rule": rule_command, "rules": rules_command, "diff": diff_command}
+
+
+def register(group: click.Group) -> None:
+    for name, cmd in COMMANDS.items():
+        if name not in group.commands:
+            group.add_command(cmd, name)

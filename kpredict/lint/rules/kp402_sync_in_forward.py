@@ -1,0 +1,70 @@
+"""KP402 host-sync-in-forward."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kpredict.lint.context import FunctionContext
+from kpredict.lint.figures import plural
+from kpredict.lint.model import Example, Hit, Rule
+from kpredict.lint.syncs import sync_sites
+
+
+class HostSyncInForward(Rule):
+    """
+    ## What it does
+    Finds host-device synchronizations in a module's `forward` (outside loops, which KP401
+    reports): `.item()`, `.cpu()`, `.tolist()`, `.numpy()`, `print(tensor)`, `if tensor:`,
+    `bool(tensor)`. Compiled functions are left to KP201, where these are graph breaks.
+
+    ## Why it costs
+    `forward` runs on every step. A sync in it stops the host until the GPU has finished every
+    kernel queued so far, so the next step's launches cannot overlap with this step's work: the GPU
+    idles for the Python time between them, on every call.
+    """
+
+    code = "KP402"
+    name = "host-sync-in-forward"
+    severity = "warning"
+    summary = "A host-device sync (.item(), .cpu(), .tolist(), print, if tensor) in a forward method"
+    fix = "Keep the value on the device (torch.where, masks, clamp) or compute it outside the training step."
+
+    INVALID = [
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "\n"
+            "\n"
+            "class Gate(nn.Module):\n"
+            "    # kpredict: example x=randn(64, 64)\n"
+            "    def forward(self, x):\n"
+            "        if x.sum() > 0:  # expect: KP402\n"
+            "            return x.relu()\n"
+            "        return x\n"
+        ),
+    ]
+    VALID = [
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "\n"
+            "\n"
+            "class Gate(nn.Module):\n"
+            "    # kpredict: example x=randn(64, 64)\n"
+            "    def forward(self, x):\n"
+            "        return torch.where(x.sum() > 0, x.relu(), x)\n"
+        ),
+    ]
+
+    def check(self, fn: FunctionContext) -> Iterator[Hit]:
+        if fn.compiled or not fn.is_forward:
+            return
+        for site in sync_sites(fn):
+            if fn.enclosing_loops(site.span):
+                continue
+            before = sum(fn.launches(op) for op in fn.own_ops if site.ops and op.oid < site.ops[0].oid)
+            what = fn.text(site.span, 40)
+            message = (f"`{what}` in `{fn.qualname}` makes the host wait for the device on every call "
+                       f"({site.reason})" + (f"; it drains the {plural(before, 'kernel')} queued before it"
+                                             if before else ""))
+            yield Hit(site.span, message, {"syncs": site.count or 1, "kernels_before": before})

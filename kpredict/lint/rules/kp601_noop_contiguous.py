@@ -1,0 +1,66 @@
+"""KP601 noop-contiguous."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kpredict.lint.context import FunctionContext
+from kpredict.lint.model import Example, Hit, Rule
+
+COMPUTE = ("pointwise", "reduction", "extern", "fallback", "random")
+
+
+class NoopContiguous(Rule):
+    """
+    ## What it does
+    Finds `.contiguous()` called on the result of an op that already returns a contiguous tensor
+    (an elementwise op on contiguous inputs, a reduction, a matmul).
+
+    ## Why it costs
+    Nothing at run time: `.contiguous()` returns its input when it is already contiguous, and
+    kpredict predicts 0 kernels for it. It is reported because it suggests a copy that never
+    happens, which misleads readers who look for where the memory traffic goes; where a copy is
+    really needed (after `transpose`, `permute`, `expand`), kpredict counts it and stays silent.
+    """
+
+    code = "KP601"
+    name = "noop-contiguous"
+    severity = "info"
+    summary = ".contiguous() on a tensor that is already contiguous: it does nothing"
+    fix = "Drop the .contiguous() call."
+
+    INVALID = [
+        Example(
+            "import torch\n"
+            "\n"
+            "\n"
+            "# kpredict: example x=randn(64, 64)\n"
+            "def shifted(x):\n"
+            "    return (x + 1).contiguous()  # expect: KP601\n"
+        ),
+    ]
+    VALID = [
+        Example(
+            "import torch\n"
+            "\n"
+            "\n"
+            "# kpredict: example x=randn(64, 32)\n"
+            "def transposed(x):\n"
+            "    return x.t().contiguous()\n"
+        ),
+    ]
+
+    def check(self, fn: FunctionContext) -> Iterator[Hit]:
+        seen = set()
+        for op in fn.own_ops:
+            if op.name != "contiguous" or not op.free_reason or not op.inputs or op.span in seen:
+                continue
+            p = fn.producer(op.inputs[0])
+            if p is None or p.category not in COMPUTE or p.free_reason:
+                continue
+            if not all(fn.fg.values[v].contiguous for v in p.inputs if v in fn.fg.values):
+                continue  # eager keeps an input's layout: the result may not be contiguous
+            seen.add(op.span)
+            message = (f"`{fn.text(op.span, 40)}`: the result of {p.name} is already contiguous, so "
+                       f".contiguous() launches 0 kernels and moves 0 transfers; it can go")
+            yield Hit(op.span, message, {"eager": {"kernels": 0, "transfers": 0, "bytes": 0}})
