@@ -100,6 +100,7 @@ class Op:
     reduce_axis: str | None = None  # "inner" | "outer" | "all"
     free_reason: str | None = None  # why a normally launching op launches nothing here
     via: tuple[str, ...] = ()  # inlined call chain: qualnames of the helpers it came through
+    region: int | None = None  # set when the op runs inside a call through a torch.compile'd function
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +131,7 @@ class FunctionGraph:
     unknowns: list[Unknown] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     compiled_call: bool = False  # the function is wrapped by torch.compile somewhere in the file
+    region_returns: dict[int, list[int]] = field(default_factory=dict)  # compiled call id -> its outputs
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""

@@ -122,6 +122,14 @@ class Shared:
         return self._oid
 
 
+def _tensors_in(v: object) -> list[TensorRef]:
+    if isinstance(v, TensorRef):
+        return [v]
+    if isinstance(v, Seq):
+        return [t for x in v.items for t in _tensors_in(x)]
+    return []
+
+
 def _span(node: ast.AST) -> Span:
     return Span(
         getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
@@ -147,6 +155,7 @@ class Interpreter:
         self.stack: list[str] = []
         self.recording = True
         self.compiled_funcs: set[str] = set()
+        self.region: int | None = None  # id of the torch.compile'd call being interpreted, if any
 
     # ------------------------------------------------------------------ graph construction
     def new_tensor(self, meta: TensorMeta, *, producer: int | None = None, storage: int | None = None,
@@ -193,7 +202,7 @@ class Interpreter:
             oid=self.shared.next_oid(), name=fact.name, category=cat, span=_span(node),
             inputs=tuple(seen), outputs=tuple(o.vid for o in outputs), mutates=mutates,
             aten=aten if aten is not None else fact.aten, graph=self.graph,
-            compiled=fact.compiled_as(self.settings.target), free_reason=free_reason,
+            compiled=fact.compiled_as(self.settings.target), free_reason=free_reason, region=self.region,
             via=tuple(self.stack[1:]),
         )
         if reduce is not None:
@@ -214,6 +223,8 @@ class Interpreter:
     def graph_break(self, node: ast.AST, reason: str) -> None:
         if not self.recording:
             return
+        if self.stack and self.stack[0] == "<module>" and self.region is None:
+            return  # top-level code outside a compiled call is not a compiled graph
         self.fg.graph_breaks.append(GraphBreak(getattr(node, "lineno", 0), reason))
         self.graph += 1
 
@@ -778,7 +789,16 @@ class Interpreter:
         if isinstance(f, CompiledRef):
             if isinstance(f.target, FuncRef):
                 self.compiled_funcs.add(f.target.qualname)
-            return self.call(f.target, args, kwargs, node, frame)
+            if self.region is not None:  # already inside a compiled call: Dynamo inlines it
+                return self.call(f.target, args, kwargs, node, frame)
+            self.region = region = self.shared.next_oid()
+            try:
+                result = self.call(f.target, args, kwargs, node, frame)
+            finally:
+                self.region = None
+            # the compiled graph returns its outputs whether or not the caller keeps them
+            self.fg.region_returns[region] = [x.vid for x in _tensors_in(result)]
+            return result
         if isinstance(f, ClassRef):
             return self.construct(f.name, args, kwargs, node)
         if isinstance(f, Instance):

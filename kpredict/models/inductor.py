@@ -596,6 +596,10 @@ class Scheduler:
                 if p.category in ("view", "alloc") or p.free_reason:
                     names.update(p.aten)
                     stack.extend(p.inputs)
+        # uniform-value constants (zeros, ones, full) are folded into the kernel's other work [M-CPU oracle]
+        folded = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like"}
+        if names - folded:
+            names -= folded
         return sorted(n for n in names if n)
 
 
@@ -604,5 +608,36 @@ def _with_aten(op: Op, aten: tuple[str, ...]) -> Op:
 
 
 def compiled_kernels(fg: FunctionGraph, target: str, conf: dict | None = None) -> list[Kernel]:
+    """What torch.compile(fn) launches per call; for <module>, what the script runs (see module_kernels)."""
     conf = conf or default_targets()[target]
+    if fg.qualname == "<module>":
+        return module_kernels(fg, target, conf)
     return Scheduler(fg, target, conf).schedule()
+
+
+def module_kernels(fg: FunctionGraph, target: str, conf: dict) -> list[Kernel]:
+    """Top-level code is not compiled: its ops run eagerly, except calls through a torch.compile'd
+    function, which each run that function's compiled kernels."""
+    from kpredict.models.eager import eager_kernels
+
+    out: list[Kernel] = []
+    segments: list[list[Op]] = []
+    for op in fg.ops:
+        if segments and segments[-1][0].region == op.region:
+            segments[-1].append(op)
+        else:
+            segments.append([op])
+    for seg in segments:
+        region = seg[0].region
+        if region is None:
+            out.extend(eager_kernels(replace(fg, ops=seg), target))
+            continue
+        inside = {op.oid for op in seg}
+        read_after = {fg.values[v].storage for op in fg.ops if op.oid not in inside for v in op.inputs if v in fg.values}
+        returns = [v for op in seg for v in op.outputs
+                   if v in fg.values and fg.values[v].storage in (read_after | {fg.values[r].storage for r in fg.returns})]
+        returns += fg.region_returns.get(region, [])
+        produced = {v for op in seg for v in op.outputs}
+        inputs = sorted({v for op in seg for v in op.inputs if v not in produced})
+        out.extend(Scheduler(replace(fg, ops=seg, returns=returns, inputs=inputs), target, conf).schedule())
+    return out
