@@ -1,0 +1,45 @@
+"""Merge `kpredict verify --format json` outputs into one observation file for fixtures/observed/.
+
+    python scripts/collect_observed.py DIR OUT.json
+
+The observation keeps what ran (measured figures and kernel names) per `path::qualname`, with the
+device name and torch version, so tests can compare later predictions without a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def collect(folder: Path) -> dict:
+    doc: dict = {"schema": "kpredict/observed/v1", "device": None, "device_name": None, "torch": None,
+                 "functions": {}}
+    for f in sorted(folder.glob("*.json")):
+        if f.name == "observed.json":
+            continue
+        try:
+            res = json.loads(f.read_text())
+        except (json.JSONDecodeError, OSError):
+            continue
+        for key in ("device", "device_name", "torch"):
+            doc[key] = doc[key] or res.get(key)
+        for fn in res.get("functions", []):
+            measured = fn.get("measured") or {}
+            if not measured.get("eager") and not measured.get("compiled"):
+                continue
+            doc["functions"][f"{fn['path']}::{fn['qualname']}"] = measured
+    return doc
+
+
+def main() -> int:
+    folder, out = Path(sys.argv[1]), Path(sys.argv[2])
+    doc = collect(folder)
+    out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    print(f"{len(doc['functions'])} functions observed on {doc['device_name']} (torch {doc['torch']}) -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Run every fixture under `kpredict verify --device cuda` and write what the GPU showed.
+#
+#   scripts/gpu_check.sh OUTDIR [JOBS]
+#
+# Installs nothing (the machine must have torch with CUDA and kpredict importable, e.g. via
+# PYTHONPATH=$PWD). Files are verified in parallel (JOBS, default 8); each writes OUTDIR/<name>.json
+# in the kpredict/verify/v1 format, then scripts/collect_observed.py merges them into
+# OUTDIR/observed.json, which is committed as fixtures/observed/<device>-<torch>.json so that
+# tests/test_observed.py holds --target cuda predictions against it on every CI run.
+set -uo pipefail
+out="${1:?usage: scripts/gpu_check.sh OUTDIR [JOBS]}"
+jobs="${2:-8}"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+mkdir -p "$out"
+export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" || {
+  echo "gpu_check: no CUDA device visible to torch" >&2; exit 3; }
+cd "$here"
+grep -rl --include='*.py' '# kpredict: example' fixtures | sort |
+  xargs -P "$jobs" -I{} sh -c '
+    name=$(echo "{}" | tr "/" "_" | sed "s/\.py$//")
+    timeout 900 python3 -m kpredict verify --device cuda --format json --timeout 800 "{}::*" \
+      > "'"$out"'/$name.json" 2> "'"$out"'/$name.err"
+    echo "{}: exit $?"'
+# the seed script itself, as a script (it creates CUDA tensors at module level)
+timeout 600 python3 -m kpredict verify --device cuda --format json fixtures/seed/seed.py \
+  > "$out/fixtures_seed_seed.json" 2> "$out/fixtures_seed_seed.err"
+echo "fixtures/seed/seed.py: exit $?"
+python3 scripts/collect_observed.py "$out" "$out/observed.json"
