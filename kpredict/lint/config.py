@@ -114,7 +114,6 @@ class Resolved:
 # ----------------------------------------------------------------------------------- discovery
 
 
-@lru_cache(maxsize=256)
 def find_config(directory: str) -> str | None:
     """The nearest pyproject.toml with a [tool.kpredict] table, from `directory` upwards."""
     d = Path(directory).resolve()
@@ -124,13 +123,19 @@ def find_config(directory: str) -> str | None:
             try:
                 data = tomllib.loads(p.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                continue
+                return str(p) if b"[tool.kpredict" in p.read_bytes() else None  # report its error
             if isinstance(data.get("tool"), dict) and "kpredict" in data["tool"]:
                 return str(p)
     return None
 
 
-@lru_cache(maxsize=64)
+def _stamp(path: str | None) -> tuple[int, int] | None:
+    if path is None:
+        return None
+    st = os.stat(path)
+    return st.st_mtime_ns, st.st_size
+
+
 def load_table(path: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -157,13 +162,18 @@ def resolve_for(path: str, cli: Overrides) -> Resolved:
             raise ConfigError(f"{cli.config}: no such configuration file")
         source = cli.config
     else:
-        p = Path(path)
-        source = find_config(str(p if p.is_dir() else (p.parent if str(p.parent) else Path("."))))
-    return _resolve(source, cli)
+        p = Path(path).absolute()
+        source = _find_cached(str(p if p.is_dir() else p.parent))
+    return _resolve(source, _stamp(source), cli)
+
+
+@lru_cache(maxsize=256)
+def _find_cached(directory: str) -> str | None:
+    return find_config(directory)
 
 
 @lru_cache(maxsize=64)
-def _resolve(source: str | None, cli: Overrides) -> Resolved:
+def _resolve(source: str | None, stamp: tuple[int, int] | None, cli: Overrides) -> Resolved:
     table = load_table(source) if source else {}
     root = str(Path(source).resolve().parent) if source else os.getcwd()
     where = source or "command line"

@@ -16,6 +16,7 @@ from typing import Any
 
 from kpredict.lint.baseline import METRICS, change_text, figures_of
 from kpredict.lint.config import ConfigError, Overrides, resolve_for
+from kpredict.lint.figures import plural
 from kpredict.render.text_report import human_bytes
 
 SCHEMA = "kpredict/diff/v1"
@@ -114,8 +115,8 @@ def _v(x: Any, metric: str) -> str:
 def _figs(f: dict[str, Any] | None) -> str:
     if not f:
         return "?"
-    return (f"eager {f['eager']['kernels']} kernels, {human_bytes(f['eager']['bytes'])}; "
-            f"compiled {f['compiled']['kernels']} kernels, {human_bytes(f['compiled']['bytes'])}")
+    return (f"eager {plural(f['eager']['kernels'], 'kernel')}, {human_bytes(f['eager']['bytes'])}; "
+            f"compiled {plural(f['compiled']['kernels'], 'kernel')}, {human_bytes(f['compiled']['bytes'])}")
 
 
 @dataclass
