@@ -259,3 +259,18 @@ def test_config_error_type():
         from kpredict.lint.config import parse_rule_option
 
         parse_rule_option("KP101=3")
+
+
+def test_force_exclude_and_the_pre_commit_hook(proj):
+    write(proj, "pyproject.toml", '[tool.kpredict]\nexclude = ["gen_*.py"]\n')
+    write(proj, "gen_model.py", CHAIN.format(noqa=""))
+    assert check("gen_model.py")[0] == 1  # named on the command line: checked
+    assert check("--force-exclude", "gen_model.py")[:2] == (0, [])
+    hooks = (Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text()
+    yaml = pytest.importorskip("yaml")
+    (hook,) = yaml.safe_load(hooks)
+    assert hook["id"] == "kpredict-check" and hook["language"] == "python"
+    program, *args = hook["entry"].split()
+    assert program == "kpredict"
+    result = CliRunner().invoke(main, [*args, "-j", "1", "gen_model.py", "model.py"])
+    assert result.exit_code == 1 and "gen_model.py" not in result.stdout and "model.py:6:9: KP101" in result.stdout

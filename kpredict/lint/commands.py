@@ -239,6 +239,8 @@ def show_settings(path: str, resolved: Resolved, fmt: str) -> str:
 @click.option("--rule-option", "rule_options", multiple=True, metavar="CODE.OPTION=VALUE",
               help="A rule option, e.g. KP101.min-chain-length=4 (repeatable).")
 @click.option("--extend-exclude", multiple=True, metavar="GLOB", help="More paths to skip while walking directories.")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply exclude to files named on the command line too (for pre-commit, which names every file).")
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None, envvar="KPREDICT_OUTPUT_FORMAT",
               help="Default: full on a terminal, concise otherwise (or when CI is set).")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the output here.")
@@ -252,6 +254,7 @@ def show_settings(path: str, resolved: Resolved, fmt: str) -> str:
 def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, dims: tuple[str, ...],
                   config_file: str | None, isolated: bool, select: tuple[str, ...], extend_select: tuple[str, ...],
                   ignore: tuple[str, ...], rule_options: tuple[str, ...], extend_exclude: tuple[str, ...],
+                  force_exclude: bool,
                   output_format: str | None, output_file: str | None, exit_zero: bool, show_stats: bool,
                   show_settings: bool, baseline_path: str | None, write_baseline: bool, run: Any) -> None:
     """Lint PATHS (default: the current directory) for code that costs kernels and memory traffic."""
@@ -270,7 +273,7 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
         for path, only, error in discover(paths):
             resolved = resolve_for(path, cli)
             first = first or (path, resolved)
-            if error is None and os.path.normpath(path) not in named and resolved.exclude:
+            if error is None and (force_exclude or os.path.normpath(path) not in named) and resolved.exclude:
                 if any(path_matches(relative_to(path, resolved.root), pat) for pat in resolved.exclude):
                     continue
             items.append((path, only, resolved, error))
