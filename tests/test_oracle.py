@@ -238,3 +238,20 @@ def test_like_ops_do_not_read_their_template():
     e = _eager(lambda a: torch.zeros_like(a) + torch.randn_like(a) + a.new_ones(4), torch.randn(4))
     assert [(o["name"], o["reads"], o["writes"]) for o in e["ops"]] == [
         ("zeros_like", 0, 1), ("randn_like", 0, 1), ("add", 2, 1), ("new_ones", 0, 1), ("add", 2, 1)]
+
+
+def returns_views(x):
+    return x[:, 1:3], x.t(), x.reshape(-1)
+
+
+def test_compiled_output_views_regenerated_outside_the_graph_launch_nothing():
+    r = measure(returns_views, (torch.randn(4, 6),))
+    assert r["eager"]["kernels"] == 0
+    assert r["compiled"]["kernels"] == 0, r["compiled"]["names"]
+
+
+def test_classify_name_looks_through_composites():
+    assert classify_name("aten::slice") == "view"
+    assert classify_name("aten::to") == "composite"
+    assert classify_name("aten::reshape") == "composite"
+    assert classify_name("aten::sum") == "kernel"

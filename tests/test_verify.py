@@ -316,3 +316,19 @@ def test_every_function_of_a_file_in_one_child(tmp_path):
     assert funcs["add"]["measured"]["eager"]["names"] == ["add"] and funcs["add"]["error"] is None
     assert funcs["broken"]["error"]["kind"] == "user"
     assert code == 2
+
+
+@torch_needed
+def test_out_of_memory_is_reported_as_such(tmp_path):
+    pytest.importorskip("torch")
+    p = _write(tmp_path, "oom.py", """\
+        # kpredict: example x=randn(4)
+        def greedy(x):
+            y = x * 2
+            raise MemoryError("cannot allocate 1 TB")
+        """)
+    code, out, _ = _verify("--device", "cpu", "--eager-only", "--format", "json", f"{p}::greedy")
+    doc = json.loads(out)
+    assert code == 2
+    assert doc["error"]["kind"] == "oom" and "MemoryError" in doc["error"]["message"]
+    assert doc["functions"][0]["measured"]["eager"]["names"] == ["mul"]

@@ -100,7 +100,13 @@ _NAME_CLASS: dict[str, str] = {}
 
 
 def classify_name(name: str) -> str:
-    """'kernel' | 'view' | 'alloc' | 'sync' for an aten op name (used on profiler rows)."""
+    """'kernel' | 'view' | 'alloc' | 'sync' | 'composite' for an aten op name (profiler rows).
+
+    Profiler rows carry no overload, so the op's overloads that take a Tensor first are looked at:
+    'composite' when they all decompose before the dispatcher (CompositeImplicitAutograd: `to`,
+    `reshape`, `contiguous`, `matmul`...; their children are what a dispatch mode would see), else
+    'view' when they all only alias their input (`slice`, `t`, `view`...), else 'kernel'.
+    """
     name = op_name(name)
     if name in _NAME_CLASS:
         return _NAME_CLASS[name]
@@ -119,10 +125,32 @@ def classify_name(name: str) -> str:
             overloads = [getattr(packet, o) for o in packet.overloads()]
         except (AttributeError, RuntimeError):
             overloads = []
-        if overloads and all(_schema_is_alias(o) for o in overloads):
+        ops = [o for o in overloads if _plain_tensor_overload(o)] or overloads
+        if ops and all(_is_composite_implicit(o) for o in ops):
+            kind = "composite"
+        elif ops and all(_schema_is_alias(o) for o in ops):
             kind = "view"
     _NAME_CLASS[name] = kind
     return kind
+
+
+def _plain_tensor_overload(op: Any) -> bool:
+    """Overloads a Python call usually reaches: Tensor first, no out=, no Dimname, no TorchScript prim."""
+    args = op._schema.arguments
+    if not args or str(args[0].type) not in ("Tensor", "Optional[Tensor]"):
+        return False
+    if op._overloadname.startswith("prim_") or op._overloadname.endswith("out"):
+        return False
+    return not any(a.is_out or "Dimname" in str(a.type) for a in args)
+
+
+def _is_composite_implicit(op: Any) -> bool:
+    import torch
+
+    try:
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"))
+    except RuntimeError:
+        return False
 
 
 def _storage_key(t: Any) -> tuple:
@@ -632,10 +660,29 @@ def _local_graph_ids() -> Callable[[str], int]:
 
 
 def classify_cpu_compiled(events: list[Any]) -> dict[str, Any]:
-    """Classify CPU profiler rows of one compiled call: generated, extern/fallback, eager leftovers."""
+    """Classify CPU profiler rows of one compiled call: generated, extern/fallback, eager leftovers.
+
+    Outermost aten rows are classified the way the eager dispatch mode sees ops: composite ops are
+    looked through (their children count), views, allocations and syncs launch nothing.
+    """
     graph_of = _local_graph_ids()
     kernels: list[dict[str, Any]] = []
     syncs = 0
+
+    def visit(e: Any, in_graph: bool) -> None:
+        nonlocal syncs
+        kind = classify_name(e.name)
+        if kind == "composite":
+            for c in sorted(e.cpu_children, key=lambda c: c.time_range.start):
+                if c.name.startswith("aten::"):
+                    visit(c, in_graph)
+        elif kind == "sync":
+            syncs += 1
+        elif kind == "kernel":
+            name = op_name(e.name)
+            where = ("extern" if name in EXTERN_OPS else "fallback") if in_graph else "eager"
+            kernels.append({"name": e.name, "kind": where, "graph": None})
+
     for e in sorted(events, key=lambda e: e.time_range.start):
         m = GENERATED_ROW.match(e.name)
         if m:
@@ -650,18 +697,8 @@ def classify_cpu_compiled(events: list[Any]) -> dict[str, Any]:
         if not e.name.startswith("aten::"):
             continue
         if any(a.name.startswith("aten::") or GENERATED_ROW.match(a.name) for a in ancestors):
-            continue  # part of another op
-        kind = classify_name(e.name)
-        if kind == "sync":
-            syncs += 1
-        if kind != "kernel":
-            continue
-        in_graph = any(a.name.startswith(COMPILED_GRAPH_ROW) for a in ancestors)
-        name = op_name(e.name)
-        if in_graph:
-            kernels.append({"name": e.name, "kind": "extern" if name in EXTERN_OPS else "fallback", "graph": None})
-        else:
-            kernels.append({"name": e.name, "kind": "eager", "graph": None})
+            continue  # part of another op (composites are looked through by visit)
+        visit(e, any(a.name.startswith(COMPILED_GRAPH_ROW) for a in ancestors))
     graphs = sum(1 for e in events if e.name.startswith(COMPILED_GRAPH_ROW))
     return {"kernels": kernels, "syncs": syncs, "graphs_run": graphs}
 
