@@ -211,6 +211,11 @@ def test_line_suppressions(proj, noqa, expected):
     assert check("model.py")[1] == expected
 
 
+def test_suppression_anywhere_in_a_multi_line_finding(proj):
+    write(proj, "model.py", CHAIN.format(noqa="").replace("return d.relu()", "return d.relu()  # noqa: KP101"))
+    assert check("model.py")[1] == [("KP502", 13)]
+
+
 def test_def_line_suppresses_the_whole_function(proj):
     text = CHAIN.format(noqa="").replace("def chain(a, b):", "def chain(a, b):  # kpredict: ignore[KP101]")
     write(proj, "model.py", text)

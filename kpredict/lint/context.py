@@ -89,6 +89,15 @@ class ModuleFacts:
                 return node
         return None
 
+    @cached_property
+    def statements_by_line(self) -> dict[int, ast.stmt]:
+        """The outermost statement starting on each line."""
+        out: dict[int, ast.stmt] = {}
+        for node in ast.walk(self.module.tree):
+            if isinstance(node, ast.stmt):
+                out.setdefault(node.lineno, node)
+        return out
+
     def scope_node(self, qualname: str) -> ast.AST | None:
         if qualname == "<module>":
             return self.module.tree
@@ -204,18 +213,22 @@ class FunctionContext:
         """Names bound to tensors in this function: tensor parameters, and names assigned the result
         of a tensor op (an op of the graph sits exactly at the assigned expression)."""
         names = {v.name for v in self.fg.values.values() if v.is_input and v.name}
-        spans = {op.span for op in self.fg.ops if op.outputs}
         if self.scope is not None:
             for node in self.facts.scope_body(self.scope):
-                if isinstance(node, ast.Assign) and node_span(node.value) in spans:
+                if isinstance(node, ast.Assign) and node_span(node.value) in self.output_spans:
                     names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         return names
+
+    @cached_property
+    def output_spans(self) -> set[Span]:
+        """Source spans of the ops that produce a tensor."""
+        return {op.span for op in self.fg.ops if op.outputs}
 
     def is_tensor_expr(self, node: ast.expr) -> bool:
         """A name bound to a tensor, or an expression the graph has an op for."""
         if isinstance(node, ast.Name):
             return node.id in self.tensor_names
-        return any(op.span == node_span(node) and op.outputs for op in self.fg.ops)
+        return node_span(node) in self.output_spans
 
     @property
     def is_forward(self) -> bool:

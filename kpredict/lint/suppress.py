@@ -1,7 +1,7 @@
 """Suppression comments: `# noqa: KP101` and `# kpredict: ignore[KP101]`.
 
-On a line, a comment suppresses the findings that start on that line; on a `def` line it suppresses
-the function's findings. `# noqa` without codes suppresses everything on its line (and is never
+On a line, a comment suppresses the findings whose range covers that line (a chain of ops over
+several lines can be silenced on any of them); on a `def` line it suppresses the function's findings. `# noqa` without codes suppresses everything on its line (and is never
 reported as unused: other linters read it too); `# kpredict: ignore` without brackets does the same
 and is reported when it suppresses nothing. Codes of other linters in a `noqa` list are ignored.
 """
@@ -19,6 +19,7 @@ from kpredict.lint.model import Diagnostic
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
 KPIGNORE = re.compile(r"#\s*kpredict:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
 KP_CODE = re.compile(r"^KP\d+$", re.IGNORECASE)
+ANY = re.compile(r"noqa|kpredict:\s*ignore", re.IGNORECASE)  # cheap pre-filter: most files have none
 
 
 @dataclass
@@ -41,6 +42,8 @@ class Suppression:
 def parse(text: str) -> dict[int, list[Suppression]]:
     """Suppressions by line, from the comment tokens of `text` (never from strings)."""
     out: dict[int, list[Suppression]] = {}
+    if not ANY.search(text):
+        return out
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
@@ -66,9 +69,9 @@ def apply(diags: list[Diagnostic], suppressions: dict[int, list[Suppression]],
     kept: list[Diagnostic] = []
     dropped = 0
     for d in diags:
-        lines = [d.span.line]
+        lines = list(range(d.span.line, d.span.end_line + 1))
         dl = def_lines.get(d.qualname)
-        if dl is not None and dl != d.span.line:
+        if dl is not None and dl not in lines:
             lines.append(dl)
         hit = False
         for line in lines:

@@ -13,6 +13,9 @@ from kpredict.lint.model import Example, Hit, Rule
 from kpredict.traffic import figures
 
 
+MAX_WHAT_IF = 32  # lines for which the compile model is rerun without the break (each run costs a schedule)
+
+
 class GraphBreak(Rule):
     """
     ## What it does
@@ -94,11 +97,11 @@ class GraphBreak(Rule):
                 reasons.append(b.reason)
         graphs = max((op.graph for op in fg.ops), default=0) + 1
         consistent = len(fg.graph_breaks) == graphs - 1
-        for line, reasons in sorted(by_line.items()):
+        for n, (line, reasons) in enumerate(sorted(by_line.items())):
             message = (f"graph break: {'; '.join(reasons)}; `{fn.qualname}` compiles into "
                        f"{plural(c.graphs, 'graph')} with {describe(c)}")
             figs = {"compiled": dict(as_dict(c), graphs=c.graphs)}
-            if consistent:
+            if consistent and n < MAX_WHAT_IF:
                 removed = [i for i, b in enumerate(fg.graph_breaks) if b.line == line]
                 without, n_graphs = self._without(fn, removed, graphs)
                 message += f"; without this break: {plural(n_graphs, 'graph')} with {describe(without)}"
@@ -121,11 +124,7 @@ class GraphBreak(Rule):
     @staticmethod
     def _span(fn: FunctionContext, line: int) -> Span:
         """The statement that breaks: the condition of an `if`/`while`, the iterable of a `for`."""
-        best = None
-        for node in ast.walk(fn.facts.module.tree):
-            if isinstance(node, ast.stmt) and node.lineno == line:
-                best = node
-                break
+        best = fn.facts.statements_by_line.get(line)
         if isinstance(best, (ast.If, ast.While)):
             return node_span(best.test)
         if isinstance(best, (ast.For, ast.AsyncFor)):

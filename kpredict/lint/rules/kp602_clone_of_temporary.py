@@ -66,6 +66,7 @@ class CloneOfTemporary(Rule):
         if fn.compiled:
             return
         returned = {fn.storage(v) for v in fn.fg.returns}
+        mutated = {fn.storage(m) for o in fn.fg.ops for m in o.mutates}
         for op in fn.own_ops:
             if op.name != "clone" or not op.inputs or fn.launches(op) == 0:
                 continue
@@ -73,9 +74,7 @@ class CloneOfTemporary(Rule):
             if p is None or p.category not in COMPUTE or p.free_reason:
                 continue
             st = fn.storage(op.inputs[0])
-            if st in returned or [r.oid for r in fn.readers.get(st, [])] != [op.oid]:
-                continue
-            if any(fn.storage(m) == st for o in fn.fg.ops for m in o.mutates):
+            if st in returned or st in mutated or [r.oid for r in fn.readers.get(st, [])] != [op.oid]:
                 continue
             eager = eager_figures(fn, {op.oid})
             message = (f"`{fn.text(op.span, 40)}` copies the result of {p.name}, which nothing else uses: "
