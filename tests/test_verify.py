@@ -332,3 +332,18 @@ def test_out_of_memory_is_reported_as_such(tmp_path):
     assert code == 2
     assert doc["error"]["kind"] == "oom" and "MemoryError" in doc["error"]["message"]
     assert doc["functions"][0]["measured"]["eager"]["names"] == ["mul"]
+
+
+@torch_needed
+def test_script_mode_measures_calls_through_torch_compile():
+    pytest.importorskip("torch")
+    code, out, _ = _verify("--device", "cpu", "--format", "json", str(REPO / "fixtures/seed/add_relu.py"))
+    doc = json.loads(out)
+    _validate(doc)
+    funcs = {f["qualname"]: f for f in doc["functions"]}
+    m = funcs["add_relu"]["measured"]
+    assert (m["eager"]["kernels"], m["eager"]["bytes"]) == (2, 20_000_000)
+    assert m["compiled"]["names"] == ["cpp_fused_add_relu_0"]
+    module = funcs["<module>"]
+    assert module["match"] and not any(r["decides"] for r in module["rows"])
+    assert code == (0 if funcs["add_relu"]["match"] else 1)

