@@ -56,13 +56,9 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _dims(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
-    out = []
-    for v in values:
-        name, _, num = v.partition("=")
-        if not name or not num.strip().lstrip("-").isdigit():
-            raise ConfigError(f"--dim: expected NAME=INT, got {v!r}")
-        out.append((name.strip(), int(num)))
-    return tuple(out)
+    from kpredict.cli import parse_dims
+
+    return parse_dims(values)
 
 
 def _fail(message: str) -> None:
@@ -91,15 +87,12 @@ def analysis_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def repository_root(start: str = ".") -> str:
     """The git work tree's top directory, else the current directory."""
-    import subprocess
+    from kpredict.lint.gitdiff import repo_root
 
     try:
-        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, check=False)
-        if proc.returncode == 0 and proc.stdout.strip():
-            return proc.stdout.decode().strip()
-    except OSError:
-        pass
-    return os.path.abspath(start)
+        return repo_root(start)
+    except ConfigError:
+        return os.path.abspath(start)
 
 
 def discover(paths: tuple[str, ...]) -> list[tuple[str, str | None, str | None]]:
