@@ -149,9 +149,11 @@ def lint_all(items: list[tuple[str, str | None, Resolved, str]], jobs: int | Non
     """Lint files in worker processes (fork) when there are several, in input order."""
     if jobs is None or jobs <= 0:
         try:
-            jobs = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
+            from kpredict.parallel import default_jobs
+        except ImportError:  # pragma: no cover - before kpredict.parallel existed
             jobs = os.cpu_count() or 1
+        else:
+            jobs = default_jobs()
     if jobs <= 1 or len(items) <= 1 or not sys.platform.startswith("linux"):
         return [_lint_item(i) for i in items]
     import multiprocessing
@@ -196,7 +198,7 @@ def statistics(run: LintRun, fmt: str) -> str:
     return "".join(f"{n:>{width}}\t{c}\t{by_code()[c].name}\n" for c, n in rows)
 
 
-def show_settings(path: str, resolved: Resolved, fmt: str) -> str:
+def settings_text(path: str, resolved: Resolved, fmt: str) -> str:
     from kpredict.lint.registry import all_rules
 
     s, lint = resolved.settings, resolved.lint
@@ -252,40 +254,22 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
                   show_settings: bool, baseline_path: str | None, write_baseline: bool, run: Any) -> None:
     """Lint PATHS (default: the current directory) for code that costs kernels and memory traffic."""
     try:
-        sel = _split(select) or None
-        cli = Overrides(target=target, mode=mode, dims=_dims(dims), select=sel, ignore=_split(ignore),
-                        extend_select=_split(extend_select),
+        cli = Overrides(target=target, mode=mode, dims=_dims(dims), select=_split(select) or None,
+                        ignore=_split(ignore), extend_select=_split(extend_select),
                         options=tuple(parse_rule_option(o) for o in rule_options),
                         exclude=extend_exclude, config=config_file, isolated=isolated)
-        for name, values in (("--select", sel or ()), ("--ignore", cli.ignore), ("--extend-select", cli.extend_select)):
+        for name, values in (("--select", cli.select or ()), ("--ignore", cli.ignore),
+                             ("--extend-select", cli.extend_select)):
             validate_selectors(values, name)
         paths = paths or (".",)
-        named = {os.path.normpath(p.partition("::")[0]) for p in paths}
-        items = []
-        first: tuple[str, Resolved] | None = None
-        for path, only, error in discover(paths):
-            resolved = resolve_for(path, cli)
-            first = first or (path, resolved)
-            if error is None and (force_exclude or os.path.normpath(path) not in named) and resolved.exclude:
-                if any(path_matches(relative_to(path, resolved.root), pat) for pat in resolved.exclude):
-                    continue
-            items.append((path, only, resolved, error))
-        if first is None:
-            first = (paths[0], resolve_for(paths[0], cli))
+        items = collect(paths, cli, force_exclude)
+        first = (items[0][0], items[0][2]) if items else (paths[0], resolve_for(paths[0], cli))
         fmt = output_format or first[1].output_format or default_format(output_file)
         if show_settings:
-            click.echo(show_settings_text(first, fmt), nl=False)
+            click.echo(settings_text(first[0], first[1], fmt), nl=False)
             sys.exit(EXIT_CLEAN)
         root = repository_root()
-        results = iter(lint_all([(p, only, res, root) for p, only, res, err in items if err is None], run.jobs))
-        files = []
-        for p, only, res, err in items:
-            if err is not None:
-                from kpredict.ir import FileReport
-
-                files.append(FileResult(p, relative_to(p, root), FileReport(p, error=err)))
-            else:
-                files.append(next(results))
+        files = lint_items(items, root, run.jobs)
         target_name = first[1].settings.target
         baseline_file = baseline_path or first[1].baseline
         if write_baseline:
@@ -311,7 +295,7 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
         return
     from kpredict.lint.registry import all_rules
 
-    enabled = set().union(*(res.lint.enabled for _, _, res, _ in items)) if items else set(first[1].lint.enabled)
+    enabled = set(first[1].lint.enabled).union(*(res.lint.enabled for _, _, res, _ in items))
     lint_run = LintRun(files=files, rules=[r for r in all_rules() if r.code in enabled], root=root, target=target_name)
     text = statistics(lint_run, fmt) if show_stats else render(fmt, lint_run)
     _report_errors(files)
@@ -325,8 +309,29 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
     sys.exit(EXIT_FINDINGS if lint_run.count and not exit_zero else EXIT_CLEAN)
 
 
-def show_settings_text(first: tuple[str, Resolved], fmt: str) -> str:
-    return show_settings(first[0], first[1], fmt)
+Item = tuple[str, "str | None", Resolved, "str | None"]  # path, qualname, configuration, error
+
+
+def collect(paths: tuple[str, ...], cli: Overrides, force_exclude: bool) -> list[Item]:
+    """The files to check with their configuration; `exclude` skips files found by walking a
+    directory (and, with force_exclude, files named on the command line too)."""
+    named = {os.path.normpath(p.partition("::")[0]) for p in paths}
+    items: list[Item] = []
+    for path, only, error in discover(paths):
+        resolved = resolve_for(path, cli)
+        if error is None and resolved.exclude and (force_exclude or os.path.normpath(path) not in named):
+            if any(path_matches(relative_to(path, resolved.root), pat) for pat in resolved.exclude):
+                continue
+        items.append((path, only, resolved, error))
+    return items
+
+
+def lint_items(items: list[Item], root: str, jobs: int | None) -> list[FileResult]:
+    from kpredict.ir import FileReport
+
+    results = iter(lint_all([(p, only, res, root) for p, only, res, err in items if err is None], jobs))
+    return [FileResult(p, relative_to(p, root), FileReport(p, error=err)) if err is not None else next(results)
+            for p, _, _, err in items]
 
 
 def _report_errors(files: list[FileResult]) -> None:
