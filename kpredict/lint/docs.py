@@ -29,6 +29,8 @@ def rule_markdown(rule: type[Rule], with_findings: bool = True) -> str:
     if rule.VALID:
         ex = as_example(rule.VALID[0])
         out += ["## Use instead", "```python", strip_marks(ex.source).rstrip("\n"), "```", ""]
+        if ex.baseline:
+            out += ["With this baseline (recorded with `--write-baseline`): `" + _baseline_text(ex.baseline) + "`", ""]
     if rule.fix:
         out += [rule.fix, ""]
     if rule.options:
