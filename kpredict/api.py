@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kpredict.frontend.interp import build_graphs
 from kpredict.frontend.parse import ParseError, parse_module
@@ -18,14 +19,10 @@ from kpredict.models.inductor import compiled_kernels
 from kpredict.opfacts import OpTable, default_table
 from kpredict.report import function_report
 from kpredict.settings import Settings
+from kpredict.walk import split_target  # noqa: F401 - re-exported: 'file.py::Qual.name' specs
 
-
-def split_target(spec: str) -> tuple[str, str | None]:
-    """'model.py::Block.forward' -> ('model.py', 'Block.forward')."""
-    if "::" in spec:
-        path, _, qual = spec.partition("::")
-        return path, qual or None
-    return spec, None
+if TYPE_CHECKING:
+    from kpredict.cache import Cache
 
 
 def analyze_source(
@@ -59,43 +56,65 @@ def analyze_source(
     return report
 
 
-def analyze_file(path: str | Path, settings: Settings | None = None, only: str | None = None) -> FileReport:
-    """Read and analyze one file; unreadable input becomes a one-line error, never an exception."""
+def read_source(path: str | Path) -> bytes | FileReport:
+    """A file's bytes, or a FileReport whose one-line error says why it cannot be read."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        return p.read_bytes()
     except IsADirectoryError:
         return FileReport(path=str(path), error="is a directory")
     except FileNotFoundError:
         return FileReport(path=str(path), error="no such file")
     except OSError as e:
         return FileReport(path=str(path), error=f"cannot read: {e.strerror or e}")
+
+
+def analyze_data(data: bytes | str, path: str, settings: Settings | None = None, only: str | None = None) -> FileReport:
+    """analyze_source that never raises: any exception becomes a one-line internal error for this file."""
     try:
-        return analyze_source(data, str(path), settings, only=only)
+        try:
+            return analyze_source(data, path, settings, only=only)
+        except RecursionError:
+            # valid but deeply nested code: retry once with a big stack and a high recursion limit
+            from kpredict.parallel import run_deep
+
+            return run_deep(analyze_source, data, path, settings, None, only)
     except RecursionError:
-        return FileReport(path=str(path), error="internal error: nesting too deep to analyze")
+        return FileReport(path=path, error="internal error: nesting too deep to analyze")
     except Exception as e:  # noqa: BLE001 - one bad file must never stop the others
         return FileReport(
-            path=str(path),
+            path=path,
             error=f"internal error ({type(e).__name__}: {e}); please report it with this file",
         )
 
 
+def analyze_file(path: str | Path, settings: Settings | None = None, only: str | None = None) -> FileReport:
+    """Read and analyze one file; unreadable input becomes a one-line error, never an exception."""
+    data = read_source(path)
+    if isinstance(data, FileReport):
+        return data
+    return analyze_data(data, str(path), settings, only=only)
+
+
 def iter_python_files(paths: Iterable[str]) -> Iterator[tuple[str, str | None]]:
-    """Expand directories into .py files; keep 'file::qualname' specs as they are."""
-    for spec in paths:
-        path, only = split_target(spec)
-        p = Path(path)
-        if p.is_dir():
-            for f in sorted(p.rglob("*.py")):
-                if any(part.startswith(".") or part in ("__pycache__", "venv", "node_modules")
-                       for part in f.relative_to(p).parts[:-1]):
-                    continue
-                yield str(f), None
-        else:
-            yield path, only
+    """Expand directories into .py files (see kpredict.walk); keep 'file::qualname' specs as they are.
+
+    Paths that do not exist are yielded as they are (analyze_file reports them)."""
+    from kpredict.walk import discover
+
+    for t in discover(paths):
+        yield t.path, t.only
 
 
-def analyze_paths(paths: Iterable[str], settings: Settings | None = None) -> Iterator[FileReport]:
-    for path, only in iter_python_files(paths):
-        yield analyze_file(path, settings, only=only)
+def analyze_paths(paths: Iterable[str], settings: Settings | None = None, jobs: int | None = None,
+                  cache: Cache | None = None, keep_graphs: bool = False) -> Iterator[FileReport]:
+    """Reports for every file under `paths`, in a deterministic order.
+
+    jobs: worker processes (None or 0: all cores; 1: this process). cache: a kpredict.cache.Cache, or
+    None for none. Reports from workers or the cache have graph=None on their functions; in-process
+    analysis keeps the graphs only with keep_graphs=True.
+    """
+    from kpredict.parallel import analyze_targets
+    from kpredict.walk import discover
+
+    yield from analyze_targets(discover(paths), settings, jobs=jobs, cache=cache, keep_graphs=keep_graphs)

@@ -8,6 +8,7 @@ import click
 
 from kpredict import __version__
 from kpredict.api import analyze_paths
+from kpredict.cli_options import RunOptions, common_options
 from kpredict.ir import Report
 from kpredict.settings import Settings
 
@@ -52,10 +53,12 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--dim", "dims", multiple=True, metavar="NAME=INT", help="Value for a symbolic size (repeatable).")
 @click.option("-v", "--verbose", is_flag=True, help="Show view ops too.")
-def report(paths: tuple[str, ...], target: str, mode: str, fmt: str, dims: tuple[str, ...], verbose: bool) -> None:
+@common_options
+def report(paths: tuple[str, ...], target: str, mode: str, fmt: str, dims: tuple[str, ...], verbose: bool,
+           run: RunOptions) -> None:
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
     settings = Settings(target=target, mode=mode, dims=parse_dims(dims))
-    rep = Report(target=target, files=list(analyze_paths(paths, settings)))
+    rep = Report(target=target, files=list(analyze_paths(paths, settings, jobs=run.jobs, cache=run.cache(settings))))
     if fmt == "json":
         from kpredict.render.json_report import render
         click.echo(render(rep), nl=False)

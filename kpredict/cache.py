@@ -1,0 +1,165 @@
+"""Per-file result cache: an unchanged file is not analyzed twice.
+
+Layout: `<cache dir>/CACHEDIR.TAG` (so backup tools skip it), `<cache dir>/.gitignore` (`*`), and one
+JSON file per entry under `<cache dir>/v1/<2 hex>/<key>.json`. The default folder is
+`.kpredict_cache/` in the current working directory (`--cache-dir` moves it, `--no-cache` turns it off).
+
+The key is sha256 over: the file's bytes, its absolute path and the requested qualname, kpredict's
+version and a digest of its own source (so an edited checkout never reads stale results), the rules
+version (`default_table().version`) and a digest of every rules/*.toml, and `Settings.key()` (which
+covers every option that changes predictions or findings). The value is the FileReport serialized by
+kpredict.serial, so a cached report has `graph=None` on its functions.
+
+Entries are written atomically (a temporary file in the same folder, then os.replace), so parallel
+workers never see half an entry; an entry that cannot be read or decoded is ignored and rewritten.
+Reports with an internal error are never stored. Any failure to write is silent: the cache is only
+ever an optimization.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from kpredict import __version__
+from kpredict.ir import FileReport
+from kpredict.serial import FORMAT, file_report_from_dict, file_report_to_dict
+from kpredict.settings import Settings
+
+DEFAULT_DIR = ".kpredict_cache"
+LAYOUT = "v1"
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by kpredict.\n"
+    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """kpredict's version plus a digest of all its own .py files (cheap: read once per process)."""
+    h = hashlib.sha256(__version__.encode())
+    pkg = Path(__file__).resolve().parent
+    for p in sorted(pkg.rglob("*.py")):
+        rel = p.relative_to(pkg).as_posix()
+        try:
+            h.update(rel.encode() + b"\0" + p.read_bytes() + b"\0")
+        except OSError:
+            pass
+    return h.hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def rules_fingerprint() -> str:
+    """The op table's version and a digest of every rules/*.toml file."""
+    from kpredict.opfacts import _rules_dir, default_table
+
+    h = hashlib.sha256(default_table().version.encode())
+    d = _rules_dir()
+    for p in sorted(d.glob("*.toml")):
+        try:
+            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        except OSError:
+            pass
+    return h.hexdigest()[:16]
+
+
+class Cache:
+    """One cache folder, bound to one Settings (whose key is part of every entry's key)."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None, settings: Settings | None = None) -> None:
+        self.dir = Path(directory) if directory is not None else Path.cwd() / DEFAULT_DIR
+        self.settings = settings or Settings()
+        self._prefix: bytes | None = None
+        self._ready = False
+        self.hits = 0
+        self.misses = 0
+
+    # -- keys
+
+    def _salt(self) -> bytes:
+        if self._prefix is None:
+            self._prefix = "\0".join(
+                (FORMAT, LAYOUT, code_fingerprint(), rules_fingerprint(), self.settings.key())
+            ).encode() + b"\0"
+        return self._prefix
+
+    def key(self, path: str, data: bytes, only: str | None = None) -> str:
+        h = hashlib.sha256(self._salt())
+        h.update(os.path.abspath(path).encode("utf-8", "surrogateescape") + b"\0")
+        h.update((only or "").encode("utf-8", "surrogateescape") + b"\0")
+        h.update(data)
+        return h.hexdigest()
+
+    def _entry(self, key: str) -> Path:
+        return self.dir / LAYOUT / key[:2] / f"{key}.json"
+
+    # -- read / write
+
+    def get(self, path: str, data: bytes, only: str | None = None) -> FileReport | None:
+        key = self.key(path, data, only)
+        try:
+            raw = self._entry(key).read_bytes()
+            d = json.loads(raw)
+            if not isinstance(d, dict) or d.get("key") != key or d.get("format") != FORMAT:
+                raise ValueError("stale or foreign entry")
+            report = file_report_from_dict(d["report"])
+        except FileNotFoundError:
+            self.misses += 1
+            return None
+        except Exception:  # noqa: BLE001 - a corrupt entry is a miss; put() rewrites it
+            self.misses += 1
+            return None
+        report.path = path
+        self.hits += 1
+        return report
+
+    def put(self, path: str, data: bytes, report: FileReport, only: str | None = None) -> None:
+        if report.error and report.error.startswith("internal error"):
+            return
+        key = self.key(path, data, only)
+        target = self._entry(key)
+        try:
+            self._prepare()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            payload = json.dumps({"format": FORMAT, "key": key, "report": file_report_to_dict(report)},
+                                 separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogateescape")
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(payload)
+                os.chmod(tmp, 0o644)  # mkstemp makes 0600; entries are as shareable as the tree
+                os.replace(tmp, target)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except (OSError, TypeError, ValueError):
+            return
+
+    def _prepare(self) -> None:
+        """Create the folder with its CACHEDIR.TAG and .gitignore (idempotent, race-safe)."""
+        if self._ready:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for name, text in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# created by kpredict\n*\n")):
+            p = self.dir / name
+            if not p.exists():
+                fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.dir)
+                with os.fdopen(fd, "w") as f:
+                    f.write(text)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, p)
+        self._ready = True
+
+    def clear(self) -> None:
+        """Remove every entry (the folder, its tag and .gitignore stay)."""
+        import shutil
+
+        shutil.rmtree(self.dir / LAYOUT, ignore_errors=True)

@@ -1,0 +1,178 @@
+"""Analyze many files: in parallel worker processes, through the per-file cache, in input order.
+
+- `jobs=None` uses every core this process may run on; `jobs=1`, or a single file, runs in this
+  process without starting a pool.
+- Results come back in the order of the input, whatever order the workers finish in.
+- One file can never stop the others: a worker catches everything (api.analyze_data turns any
+  exception into a FileReport with `error="internal error (...)"`), and if a worker process itself
+  dies (a crash in C code, the OOM killer), the file it was on is reported as an internal error and
+  the remaining files go on in a fresh pool.
+- Reports that come back from workers or from the cache have `graph=None` on their functions (the op
+  graphs are not sent between processes); analysis in this process keeps them only when asked.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TypeVar
+
+from kpredict.cache import Cache
+from kpredict.ir import FileReport
+from kpredict.settings import Settings
+from kpredict.walk import Target
+
+T = TypeVar("T")
+
+DEEP_RECURSION_LIMIT = 20_000
+DEEP_STACK_BYTES = 512 * 1024 * 1024
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def run_deep(fn: Callable[..., T], *args: object) -> T:
+    """Run fn(*args) in a thread with a large stack and a high recursion limit.
+
+    For valid but deeply nested code (a sum of 1,000 terms, a chain of 1,000 method calls) that
+    exceeds Python's default recursion limit in the analysis. Used only as a retry after a
+    RecursionError, so the common path pays nothing.
+    """
+    result: list[object] = []
+    error: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            result.append(fn(*args))
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            error.append(e)
+
+    old_limit = sys.getrecursionlimit()
+    old_stack = threading.stack_size()
+    try:
+        threading.stack_size(DEEP_STACK_BYTES)
+        sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
+        t = threading.Thread(target=body, name="kpredict-deep")
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old_stack)
+        sys.setrecursionlimit(old_limit)
+    if error:
+        raise error[0]
+    return result[0]  # type: ignore[return-value]
+
+
+def analyze_target(target: Target, settings: Settings, cache: Cache | None = None,
+                   keep_graphs: bool = False) -> FileReport:
+    """One file: read it, look it up in the cache, else analyze it (never raises)."""
+    from kpredict.api import analyze_data, read_source
+
+    if target.error:
+        return FileReport(path=target.path, error=target.error)
+    data = read_source(target.path)
+    if isinstance(data, FileReport):
+        return data
+    if cache is not None:
+        hit = cache.get(target.path, data, target.only)
+        if hit is not None:
+            return hit
+    report = analyze_data(data, target.path, settings, only=target.only)
+    if cache is not None:
+        cache.put(target.path, data, report, target.only)
+    if not keep_graphs:
+        for fn in report.functions:
+            fn.graph = None
+    return report
+
+
+# -- worker processes ------------------------------------------------------------------------
+
+_WORKER: tuple[Settings, Cache | None] | None = None
+
+
+def _init_worker(settings: Settings, cache_dir: str | None) -> None:
+    global _WORKER
+    _WORKER = (settings, Cache(cache_dir, settings) if cache_dir is not None else None)
+
+
+def _work(target: Target) -> FileReport:
+    assert _WORKER is not None
+    settings, cache = _WORKER
+    try:
+        return analyze_target(target, settings, cache)
+    except BaseException as e:  # noqa: BLE001 - analyze_target should not raise; be sure
+        return FileReport(path=target.path,
+                          error=f"internal error ({type(e).__name__}: {e}); please report it with this file")
+
+
+def _pool(jobs: int, settings: Settings, cache: Cache | None) -> ProcessPoolExecutor:
+    import multiprocessing
+
+    # fork where it is safe and cheap (Linux): workers inherit the loaded op table
+    method = "fork" if sys.platform.startswith("linux") else None
+    ctx = multiprocessing.get_context(method)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                               initargs=(settings, str(cache.dir) if cache is not None else None))
+
+
+def _chunksize(n: int, jobs: int) -> int:
+    return max(1, min(32, n // (jobs * 8)))
+
+
+def _crashed(target: Target) -> FileReport:
+    return FileReport(path=target.path,
+                      error="internal error (the worker process analyzing it died); please report it with this file")
+
+
+def _parallel(targets: Sequence[Target], settings: Settings, jobs: int, cache: Cache | None) -> Iterator[FileReport]:
+    from kpredict.opfacts import default_table
+
+    default_table()  # load once in the parent: forked workers share it
+    if cache is not None:
+        from kpredict.cache import code_fingerprint, rules_fingerprint
+
+        code_fingerprint(), rules_fingerprint()
+    start = 0
+    while start < len(targets):
+        rest = targets[start:]
+        workers = min(jobs, len(rest))
+        done = 0
+        try:
+            with _pool(workers, settings, cache) as ex:
+                for report in ex.map(_work, rest, chunksize=_chunksize(len(rest), workers)):
+                    done += 1
+                    yield report
+            return
+        except BrokenProcessPool:
+            pass
+        # a worker died while results [start + done, ...) were pending; find the culprit alone
+        start += done
+        with _pool(1, settings, cache) as ex:
+            try:
+                report = ex.submit(_work, targets[start]).result()
+            except BrokenProcessPool:
+                report = _crashed(targets[start])
+        yield report
+        start += 1
+
+
+def analyze_targets(targets: Sequence[Target], settings: Settings | None = None, jobs: int | None = None,
+                    cache: Cache | None = None, keep_graphs: bool = False) -> Iterator[FileReport]:
+    """Reports for `targets`, in their order. `keep_graphs` applies to in-process analysis only."""
+    settings = settings or Settings()
+    jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
+    todo = [t for t in targets if not t.error]
+    if jobs == 1 or len(todo) <= 1:
+        for t in targets:
+            yield analyze_target(t, settings, cache, keep_graphs=keep_graphs)
+        return
+    yield from _parallel(targets, settings, jobs, cache)

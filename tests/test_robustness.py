@@ -1,0 +1,641 @@
+"""Any input: every file gives a result or exactly one `path: error: ...` line, never a traceback.
+
+Exit codes (kpredict report): 0 analyzed, 1 findings, 2 a file failed or a usage error.
+Also: directory walks (.gitignore, venvs, symlink loops), the per-file cache, the parallel runner,
+and property-based tests that generated programs never make analyze_source raise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from kpredict import api
+from kpredict.api import analyze_file, analyze_paths, analyze_source
+from kpredict.cache import CACHEDIR_TAG, Cache
+from kpredict.cli import main
+from kpredict.ir import FileReport
+from kpredict.parallel import analyze_targets
+from kpredict.serial import file_report_from_dict, file_report_to_dict
+from kpredict.settings import Settings
+from kpredict.walk import Target, discover, parse_gitignore, walk_dir
+
+GOOD = "import torch\n\ndef f(a, b):\n    return (a + b).relu()\n"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def cli(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The real command in a child process: what a user sees, tracebacks included."""
+    return subprocess.run([sys.executable, "-m", "kpredict", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def check_one_error(res: subprocess.CompletedProcess[str], path: str, expect: str | None = None) -> str:
+    assert "Traceback" not in res.stderr and "Traceback" not in res.stdout
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith(f"{path}: error: "), lines[0]
+    if expect:
+        assert expect in lines[0], lines[0]
+    assert res.returncode == 2
+    return lines[0]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "good.py").write_text(GOOD)
+    return tmp_path
+
+
+# ---------------------------------------------------------------------------------------------
+# named cases, end to end through the CLI (a failing file never stops the good one)
+
+BAD_INPUTS = {
+    "syntax_error": (b"def f(:\n    pass\n", "syntax error"),
+    "bad_encoding_declaration": (b"# -*- coding: no-such-codec -*-\nx = 1\n", "encoding"),
+    "non_utf8_bytes": (b"import torch\n\n\nx = '\xff\xfe\xfa'\n", "cannot decode as utf-8"),
+    # in the first two lines, tokenize.detect_encoding itself rejects the bytes
+    "non_utf8_bytes_line1": (b"x = '\xff\xfe\xfa'\n", "encoding"),
+    "latin1_without_declaration": ("import torch\nname = 'caf\u00e9'\n".encode("latin-1"), "utf-8"),
+    "binary_file": (bytes(range(256)) * 16, "binary file"),
+    "nested_parens_1000": (("x = " + "(" * 1000 + "1" + ")" * 1000 + "\n").encode(), "too many nested parentheses"),
+    "nested_calls_1000": (("def f(a):\n    return a\nx = " + "f(" * 1000 + "1" + ")" * 1000 + "\n").encode(),
+                          "too many nested parentheses"),
+    "indentation_too_deep": ("".join(" " * i + "if x:\n" for i in range(101)).encode() + b" " * 101 + b"y = 1\n",
+                             "too many levels of indentation"),
+    "sum_of_10000": (("y = " + "+".join(["a"] * 10_000) + "\n").encode(), "nested too deeply"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_file_is_one_line_and_others_go_on(tree: Path, case: str) -> None:
+    data, expect = BAD_INPUTS[case]
+    bad = tree / f"{case}.py"
+    bad.write_bytes(data)
+    res = cli(["--no-cache", "-j", "1", str(bad), str(tree / "good.py")])
+    check_one_error(res, str(bad), expect)
+    assert "f (line 3)" in res.stdout  # the good file is still reported
+
+
+def test_bad_files_in_parallel_json(tree: Path) -> None:
+    for case, (data, _) in BAD_INPUTS.items():
+        (tree / f"{case}.py").write_bytes(data)
+    res = cli(["--no-cache", "-j", "2", "--format", "json", str(tree)])
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    files = json.loads(res.stdout)["files"]
+    by_name = {Path(f["path"]).name: f for f in files}
+    assert set(by_name) == {f"{c}.py" for c in BAD_INPUTS} | {"good.py"}
+    assert by_name["good.py"]["error"] is None and by_name["good.py"]["functions"]
+    for case, (_, expect) in BAD_INPUTS.items():
+        err = by_name[f"{case}.py"]["error"]
+        assert err and expect in err and "internal error" not in err
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    p = tmp_path / "empty.py"
+    p.write_bytes(b"")
+    res = cli(["--no-cache", str(p)])
+    assert res.returncode == 0 and res.stderr == ""
+    assert analyze_file(p) == FileReport(path=str(p))
+
+
+def test_large_file_50k_lines(tmp_path: Path) -> None:
+    chunks = ['"""A generated 50,000-line module."""\nimport torch\nimport torch.nn.functional as F\n\n']
+    n_lines, i = 4, 0
+    while n_lines < 50_000:
+        body = "".join(f"    s{k} = {k} * scale  # plain Python: no tensor\n" for k in range(40))
+        chunks.append(
+            f"def f{i}(x, w, scale=2):\n"
+            f'    """Function {i}."""\n'
+            f"{body}"
+            f"    y = x @ w + {i}\n"
+            f"    y = F.gelu(y) * 0.5\n"
+            f"    return y.sum(dim=-1)\n"
+            f"\n"
+        )
+        n_lines += 46
+        i += 1
+    chunks.append("x = torch.randn(8, 8)\nf0(x, x)\n")
+    p = tmp_path / "big.py"
+    p.write_text("".join(chunks))
+    assert p.read_text().count("\n") >= 50_000
+    r = analyze_file(p, Settings(target="cpu"))
+    assert r.error is None, r.error
+    fns = [fn for fn in r.functions if fn.qualname.startswith("f")]
+    assert len(fns) == i and all(fn.eager.kernels >= 4 for fn in fns)  # matmul, add, gelu, mul, sum
+
+
+@pytest.mark.parametrize("expr,op,count", [
+    ("+".join(["x"] * 1000), "add", 999),  # a left-leaning BinOp tree 999 deep
+    ("-" * 1000 + "x", "neg", 500),  # 1,000 unary minus (pairs cancel in Python, not in eager torch)
+    ("x" + ".relu()" * 1000, "relu", 1000),  # a method chain 1,000 deep
+    ("(" * 150 + "x" + ")" * 150, None, 0),  # as deep as the Python parser allows brackets
+], ids=["sum_1000", "unary_minus_1000", "method_chain_1000", "parens_150"])
+def test_deeply_nested_but_valid(tmp_path: Path, expr: str, op: str | None, count: int) -> None:
+    p = tmp_path / "deep.py"
+    p.write_text(f"import torch\nx = torch.randn(4)\ny = {expr}\n")
+    r = analyze_file(p, Settings(target="cpu"))
+    assert r.error is None, r.error
+    if op:
+        n = sum(1 for fn in r.functions for row in fn.ops if row.op == op)
+        assert n >= count  # each written op is recorded (the interpreter may keep every neg)
+    res = cli(["--no-cache", str(p)])
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+
+
+def test_nested_calls_150(tmp_path: Path) -> None:
+    p = tmp_path / "calls.py"
+    p.write_text("import torch\ndef f(a):\n    return a.relu()\nx = torch.randn(4)\ny = "
+                 + "f(" * 150 + "x" + ")" * 150 + "\n")
+    r = analyze_file(p)
+    assert r.error is None
+    assert sum(1 for row in r.functions[0].ops if row.op == "relu") == 150
+
+
+def test_mutual_recursion_between_helpers(tmp_path: Path) -> None:
+    p = tmp_path / "mutual.py"
+    p.write_text(
+        "import torch\n"
+        "def ping(x, n):\n    return pong(x.relu(), n - 1) if n else x\n"
+        "def pong(x, n):\n    return ping(x * 2, n)\n"
+        "def loop(x):\n    return loop(x + 1)\n"
+        "x = torch.randn(4)\nping(x, 10)\nloop(x)\n"
+    )
+    res = cli(["--no-cache", "--format", "json", str(p)])
+    assert res.returncode == 0, res.stderr
+    names = {fn["qualname"] for fn in json.loads(res.stdout)["files"][0]["functions"]}
+    assert {"ping", "pong", "loop"} <= names
+
+
+def test_self_referential_module(tmp_path: Path) -> None:
+    p = tmp_path / "thismodule.py"
+    p.write_text(
+        "import thismodule\nfrom thismodule import helper\nimport torch\n"
+        "def helper(x):\n    return thismodule.helper(x) + 1\n"
+        "def g(x):\n    return helper(x).relu()\n"
+        "g(torch.randn(3))\n"
+    )
+    res = cli(["--no-cache", str(p)], cwd=tmp_path)
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+
+
+def test_unreadable_file(tree: Path) -> None:
+    p = tree / "secret.py"
+    p.write_text(GOOD)
+    p.chmod(0)
+    try:
+        if os.access(p, os.R_OK):
+            pytest.skip("running as a user who can read a chmod 000 file (root)")
+        res = cli(["--no-cache", str(tree)])
+        check_one_error(res, str(p), "cannot read")
+        assert "f (line 3)" in res.stdout
+    finally:
+        p.chmod(0o644)
+
+
+def test_read_error_is_one_line_in_process(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same path as the chmod case, without needing a non-root user."""
+    p = tree / "secret.py"
+    p.write_text(GOOD)
+    real = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "secret.py":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    res = CliRunner().invoke(main, ["--no-cache", "-j", "1", str(tree)])
+    assert res.exit_code == 2
+    assert res.stderr.splitlines() == [f"{p}: error: cannot read: Permission denied"]
+    assert "f (line 3)" in res.stdout
+
+
+def test_symlink_loop_in_walk(tmp_path: Path) -> None:
+    d = tmp_path / "proj"
+    (d / "sub").mkdir(parents=True)
+    (d / "a.py").write_text(GOOD)
+    (d / "sub" / "b.py").write_text(GOOD)
+    os.symlink(d, d / "sub" / "loop")  # proj/sub/loop -> proj
+    os.symlink(d / "sub", d / "sub" / "self")  # proj/sub/self -> proj/sub
+    os.symlink(d / "missing", d / "dangling.py")  # a broken link is skipped in a walk
+    files = [Path(t.path).relative_to(d).as_posix() for t in discover([str(d)])]
+    assert files == ["a.py", "sub/b.py"]
+    res = cli(["--no-cache", str(d)])
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+
+
+def test_path_that_does_not_exist(tree: Path) -> None:
+    missing = tree / "nope" / "missing.py"
+    res = cli(["--no-cache", str(missing), str(tree / "good.py")])
+    check_one_error(res, str(missing), "no such file")
+    assert "f (line 3)" in res.stdout
+    res = cli(["--no-cache", f"{missing}::f"])
+    check_one_error(res, str(missing), "no such file")
+
+
+def test_internal_error_names_the_file_and_others_go_on(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tree / "boom.py").write_text("import torch\nx = torch.randn(2)\n")
+    real = api.analyze_source
+
+    def analyze_source(source, path="<string>", *a, **k):
+        if path.endswith("boom.py"):
+            raise KeyError("simulated bug")
+        return real(source, path, *a, **k)
+
+    monkeypatch.setattr(api, "analyze_source", analyze_source)
+    for jobs in ("1", "2"):  # workers are forked: they see the patch too
+        if jobs == "2" and not sys.platform.startswith("linux"):
+            continue
+        res = CliRunner().invoke(main, ["--no-cache", "-j", jobs, str(tree)])
+        assert res.exit_code == 2
+        lines = res.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"{tree / 'boom.py'}: error: internal error (KeyError")
+        assert "please report it" in lines[0]
+        assert "f (line 3)" in res.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="relies on forked workers")
+def test_dead_worker_process_is_one_file_error(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(6):
+        (tree / f"m{i}.py").write_text(GOOD)
+    (tree / "m3.py").write_text("import torch\n# kills its worker\n")
+    real = api.analyze_source
+
+    def analyze_source(source, path="<string>", *a, **k):
+        if path.endswith("m3.py"):
+            os._exit(3)  # like a segfault or the OOM killer: no exception, the process is gone
+        return real(source, path, *a, **k)
+
+    monkeypatch.setattr(api, "analyze_source", analyze_source)
+    targets = discover([str(tree)])
+    reports = list(analyze_targets(targets, Settings(), jobs=2))
+    assert [r.path for r in reports] == [t.path for t in targets]
+    errs = {Path(r.path).name: r.error for r in reports if r.error}
+    assert list(errs) == ["m3.py"] and "worker process" in errs["m3.py"]
+
+
+# ---------------------------------------------------------------------------------------------
+# directory walks
+
+
+def make_project(root: Path) -> None:
+    files = {
+        "pkg/model.py": GOOD,
+        "pkg/ignored_by_pattern.py": GOOD,
+        "pkg/gen/out.py": GOOD,
+        "pkg/gen/keep.py": GOOD,
+        "pkg/notes.txt": "not python",
+        "pkg/stub.pyi": "def f(a): ...\n",
+        "scripts/run.py": GOOD,
+        "scripts/tmp/x.py": GOOD,
+        "logs/x.py": GOOD,
+        "deep/a/b/c.py": GOOD,
+        "deep/a/b/secret_c.py": GOOD,
+        # virtual environments and caches
+        "myenv/pyvenv.cfg": "home = /usr/bin\n",
+        "myenv/lib/python3.11/site-packages/torchlike/core.py": GOOD,
+        ".venv/bin/activate": "# activate\n",
+        ".venv/lib/x.py": GOOD,
+        "env/bin/activate": "# activate\n",
+        "env/y.py": GOOD,
+        "env2/conda-meta/history": "",
+        "env2/z.py": GOOD,
+        "node_modules/pkg/w.py": GOOD,
+        "pkg/__pycache__/model.cpython-311.py": GOOD,
+        ".tox/py311/t.py": GOOD,
+        "build/lib/b.py": GOOD,
+        "dist/d.py": GOOD,
+        ".kpredict_cache/v1/c.py": GOOD,
+        ".mypy_cache/m.py": GOOD,
+        "site-packages/s.py": GOOD,
+        # 'env' without an activate script is an ordinary package
+        "tools/env/settings.py": GOOD,
+    }
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    (root / ".gitignore").write_text(
+        "# comment\n"
+        "ignored_by_pattern.py\n"
+        "/logs/\n"  # anchored, directory only
+        "pkg/gen/*\n"
+        "!pkg/gen/keep.py\n"  # negation
+        "**/b/secret_*.py\n"
+        "scripts/tmp\n"
+    )
+
+
+EXPECTED_WALK = ["deep/a/b/c.py", "pkg/gen/keep.py", "pkg/model.py", "scripts/run.py", "tools/env/settings.py"]
+
+
+def test_walk_honours_gitignore_and_skips_venvs(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    got = [Path(t.path).relative_to(tmp_path).as_posix() for t in discover([str(tmp_path)], use_git=False)]
+    assert got == EXPECTED_WALK
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_walk_git_fast_path_agrees_with_matcher(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    # 'pkg/gen/*' ignores the files in gen, not gen itself, so a deeper .gitignore can re-include one
+    (tmp_path / "pkg" / "gen" / ".gitignore").write_text("!out.py\n")
+    a = [t.path for t in discover([str(tmp_path)], use_git=True)]
+    b = [t.path for t in discover([str(tmp_path)], use_git=False)]
+    assert a == b
+    # a sub-folder of a repository still obeys the .gitignore above it
+    sub = [Path(t.path).relative_to(tmp_path).as_posix() for t in discover([str(tmp_path / "pkg")], use_git=False)]
+    assert sub == ["pkg/gen/keep.py", "pkg/gen/out.py", "pkg/model.py"]
+
+
+def test_explicit_file_is_analyzed_even_if_ignored(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    ignored = tmp_path / "pkg" / "ignored_by_pattern.py"
+    venv_file = tmp_path / ".venv" / "lib" / "x.py"
+    targets = discover([str(ignored), str(venv_file), f"{tmp_path / 'pkg' / 'model.py'}::f"])
+    assert [(t.path, t.only) for t in targets] == [
+        (str(ignored), None), (str(venv_file), None), (str(tmp_path / "pkg" / "model.py"), "f")]
+    # an explicitly named venv directory is walked (its inner skip rules still apply)
+    assert [Path(t.path).name for t in discover([str(tmp_path / ".venv")])] == ["x.py"]
+
+
+def test_walk_order_is_deterministic_and_deduplicated(tmp_path: Path) -> None:
+    for name in ["b.py", "a.py", "c/z.py", "c/a.py", "B.py"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(GOOD)
+    first = [t.path for t in discover([str(tmp_path), str(tmp_path / "a.py"), str(tmp_path)])]
+    rel = [Path(p).relative_to(tmp_path).as_posix() for p in first]
+    assert rel == ["B.py", "a.py", "b.py", "c/a.py", "c/z.py"]
+    assert first == [t.path for t in discover([str(tmp_path)])]
+
+
+def test_gitignore_patterns() -> None:
+    rules = parse_gitignore("*.log\n!keep.log\n/top.py\ndocs/**/gen\nfoo?/\n\\#hash\na[0-9].py\ntrailing\\ \n")
+    assert len(rules) == 8
+    from kpredict.walk import IgnoreStack
+
+    st_ = IgnoreStack((("/r/", tuple(rules)),))
+    ig = lambda p, d=False: st_.ignored(Path("/r/" + p), d)  # noqa: E731
+    assert ig("x.log") and ig("a/b/x.log") and not ig("keep.log")
+    assert ig("top.py") and not ig("sub/top.py")
+    assert ig("docs/gen", True) and ig("docs/a/b/gen", True) and not ig("gen", True)
+    assert ig("foo1", True) and not ig("foo1") and not ig("foo12", True)
+    assert ig("#hash") and ig("a7.py") and not ig("ab.py") and ig("trailing ")
+
+
+def test_unreadable_folder_is_one_error(tree: Path) -> None:
+    d = tree / "locked"
+    d.mkdir()
+    (d / "x.py").write_text(GOOD)
+    d.chmod(0)
+    try:
+        if os.access(d, os.R_OK):
+            pytest.skip("running as a user who can read a chmod 000 folder (root)")
+        targets = discover([str(tree)])
+        assert [t.error is not None for t in targets if t.path == str(d)] == [True]
+    finally:
+        d.chmod(0o755)
+
+
+# ---------------------------------------------------------------------------------------------
+# cache and parallel runner
+
+
+def test_cache_round_trip_tag_and_keys(tree: Path) -> None:
+    cache_dir = tree / "cachedir"
+    s = Settings(target="cpu")
+    cache = Cache(cache_dir, s)
+    cold = list(analyze_paths([str(tree / "good.py")], s, jobs=1, cache=cache))
+    assert cache.misses == 1 and cache.hits == 0
+    assert (cache_dir / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (cache_dir / ".gitignore").read_text().splitlines()[-1] == "*"
+    warm_cache = Cache(cache_dir, s)
+    warm = list(analyze_paths([str(tree / "good.py")], s, jobs=1, cache=warm_cache))
+    assert warm_cache.hits == 1 and warm == cold and warm[0].functions[0].graph is None
+    # another target, another key
+    other = Cache(cache_dir, Settings(target="cuda"))
+    list(analyze_paths([str(tree / "good.py")], Settings(target="cuda"), jobs=1, cache=other))
+    assert other.hits == 0
+    # a changed file misses
+    (tree / "good.py").write_text(GOOD + "\ndef g(x):\n    return x * 2\n")
+    again = Cache(cache_dir, s)
+    r = list(analyze_paths([str(tree / "good.py")], s, jobs=1, cache=again))
+    assert again.hits == 0 and [f.qualname for f in r[0].functions] == ["f", "g"]
+
+
+def test_corrupt_cache_entry_is_ignored_and_rewritten(tree: Path) -> None:
+    cache_dir = tree / "c"
+    s = Settings()
+    list(analyze_paths([str(tree / "good.py")], s, jobs=1, cache=Cache(cache_dir, s)))
+    (entry,) = (cache_dir / "v1").rglob("*.json")
+    for garbage in (b"{not json", b'{"format": 1}', b"", b"\x00\xff"):
+        entry.write_bytes(garbage)
+        c = Cache(cache_dir, s)
+        (r,) = analyze_paths([str(tree / "good.py")], s, jobs=1, cache=c)
+        assert r.error is None and c.hits == 0
+        assert json.loads(entry.read_bytes())["report"]["functions"]  # rewritten
+
+
+def test_no_cache_and_cache_dir_options(tree: Path) -> None:
+    res = cli(["--no-cache", str(tree / "good.py")], cwd=tree)
+    assert res.returncode == 0 and not (tree / ".kpredict_cache").exists()
+    res = cli([str(tree / "good.py")], cwd=tree)
+    assert res.returncode == 0 and (tree / ".kpredict_cache" / "CACHEDIR.TAG").is_file()
+    res = cli(["--cache-dir", str(tree / "elsewhere"), str(tree / "good.py")], cwd=tree)
+    assert res.returncode == 0 and list((tree / "elsewhere" / "v1").rglob("*.json"))
+
+
+def test_parallel_matches_serial_and_keeps_order(tmp_path: Path) -> None:
+    fixtures = sorted((REPO / "fixtures").rglob("*.py"))[:40]
+    assert fixtures
+    paths = [str(p) for p in fixtures] + [str(tmp_path / "missing.py")]
+    serial = list(analyze_paths(paths, Settings(target="cpu"), jobs=1))
+    par = list(analyze_paths(paths, Settings(target="cpu"), jobs=2))
+    for r in serial:
+        for fn in r.functions:
+            assert fn.graph is None  # in-process reports drop their graphs unless asked
+    assert par == serial
+    cache = Cache(tmp_path / "c", Settings(target="cpu"))
+    list(analyze_paths(paths, Settings(target="cpu"), jobs=2, cache=cache))
+    warm = list(analyze_paths(paths, Settings(target="cpu"), jobs=2, cache=Cache(tmp_path / "c", Settings(target="cpu"))))
+    assert warm == serial
+
+
+def test_keep_graphs_in_process(tree: Path) -> None:
+    (r,) = analyze_paths([str(tree / "good.py")], jobs=1, keep_graphs=True)
+    assert r.functions[0].graph is not None
+
+
+def test_serial_round_trip_on_fixtures() -> None:
+    n = 0
+    for p in sorted((REPO / "fixtures").rglob("*.py")):
+        r = analyze_file(p)
+        for fn in r.functions:
+            fn.graph = None
+        back = file_report_from_dict(json.loads(json.dumps(file_report_to_dict(r))))
+        assert back == r, p
+        n += len(r.functions)
+    assert n > 40
+
+
+def test_small_input_starts_no_pool(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kpredict.parallel as par
+
+    def no_pool(*a, **k):
+        raise AssertionError("a pool was started")
+
+    monkeypatch.setattr(par, "_pool", no_pool)
+    (r,) = analyze_targets([Target(str(tree / "good.py"))], Settings(), jobs=8)
+    assert r.error is None
+
+
+# ---------------------------------------------------------------------------------------------
+# property-based: generated programs never make analyze_source raise
+
+NAMES = ["x", "y", "w", "h", "out", "self.w", "n"]
+TENSOR_METHODS = ["relu", "sum", "mean", "t", "contiguous", "float", "softmax", "view", "reshape",
+                  "unsqueeze", "transpose", "exp", "sigmoid", "tanh", "abs", "clone", "detach", "item",
+                  "size", "to", "half", "masked_fill", "permute", "expand", "chunk", "split", "add_", "mul_"]
+TORCH_FUNCS = ["torch.randn", "torch.zeros", "torch.ones", "torch.cat", "torch.stack", "torch.matmul",
+               "torch.where", "torch.arange", "F.gelu", "F.softmax", "F.linear", "F.layer_norm", "F.dropout",
+               "torch.einsum", "torch.empty_like", "torch.full", "nn.Linear", "torch.compile", "torch.no_grad"]
+BINOPS = ["+", "-", "*", "/", "//", "%", "**", "@", "&", "|", "<", ">=", "==", "and", "or"]
+
+
+def _exprs() -> st.SearchStrategy[str]:
+    leaf = st.one_of(
+        st.sampled_from(NAMES),
+        st.integers(-3, 1 << 40).map(lambda i: f"({i})"),
+        st.sampled_from(["0.5", "None", "True", "'s'", "x.shape[0]", "x.shape", "[]", "()", "{}", "...",
+                         "torch.float16", "x.T", "x[0]", "x[:, None]", "x[..., 1:]", "(-1)", "1e-6", "x.dtype"]),
+    )
+
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        args = st.lists(inner, max_size=3).map(", ".join)
+        return st.one_of(
+            st.tuples(inner, st.sampled_from(BINOPS), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+            st.tuples(st.sampled_from(["-", "not ", "~"]), inner).map(lambda t: f"({t[0]}{t[1]})"),
+            st.tuples(inner, st.sampled_from(TENSOR_METHODS), args).map(lambda t: f"{t[0]}.{t[1]}({t[2]})"),
+            st.tuples(st.sampled_from(TORCH_FUNCS), args).map(lambda t: f"{t[0]}({t[1]})"),
+            st.tuples(st.sampled_from(["helper", "Block", "len", "range", "max", "getattr", "self.layer",
+                                       "compiled", "print", "isinstance", "list", "zip", "self.w", "sum"]), args)
+              .map(lambda t: f"{t[0]}({t[1]})"),
+            st.tuples(inner, st.sampled_from(["dim=-1", "dtype=torch.float16", "keepdim=True", "device='cuda'"]))
+              .map(lambda t: f"x.sum({t[0]}, {t[1]})"),
+            st.tuples(inner, inner).map(lambda t: f"{t[0]}[{t[1]}]"),
+            st.tuples(inner, inner, inner).map(lambda t: f"({t[0]} if {t[1]} else {t[2]})"),
+            st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
+            st.lists(inner, max_size=3).map(lambda xs: "(" + "".join(x + ", " for x in xs) + ")"),
+            st.tuples(inner, inner).map(lambda t: f"[{t[0]} for _i in range(3) if {t[1]}]"),
+            inner.map(lambda x: f"(lambda q: q * {x})(x)"),
+            inner.map(lambda x: f"{{'k': {x}}}['k']"),
+        )
+
+    return st.recursive(leaf, extend, max_leaves=10)
+
+
+EXPRS = _exprs()
+
+
+def _block(head: str, body: list[str]) -> list[str]:
+    return [head] + ["    " + s for s in body]
+
+
+def _flat(ls: list[list[str]]) -> list[str]:
+    return [s for block in ls for s in block]
+
+
+def _stmts(depth: int, in_function: bool, in_loop: bool) -> st.SearchStrategy[list[str]]:
+    e, name = EXPRS, st.sampled_from(NAMES)
+    plain = [["pass"], ["del h"], ["assert x is not None"], ["raise ValueError('no')"],
+             ["import torch.nn.functional as F"], ["from torch import nn"], ["import thismodule"],
+             ["print(x)"], ["x = x.item()"], ["h = torch._dynamo.graph_break()"]]
+    if in_function:
+        plain += [["return x"], ["yield x"], ["return"]]
+    if in_loop:
+        plain += [["break"], ["continue"]]
+    options = [
+        st.tuples(name, e).map(lambda t: [f"{t[0]} = {t[1]}"]),
+        st.tuples(name, st.sampled_from(["+=", "*=", "-=", "/=", "@=", "|="]), e).map(lambda t: [f"{t[0]} {t[1]} {t[2]}"]),
+        st.tuples(name, name, e).map(lambda t: [f"{t[0]}, {t[1]} = {t[2]}"]),
+        e.map(lambda x: [x]),
+        st.sampled_from(plain),
+    ]
+    if in_function:
+        options.append(e.map(lambda x: [f"return {x}"]))
+    simple = st.one_of(*options)
+    if depth >= 2:
+        return st.lists(simple, min_size=1, max_size=4).map(_flat)
+    body = _stmts(depth + 1, in_function, in_loop)
+    loop_body = _stmts(depth + 1, in_function, True)
+    fn_body = _stmts(depth + 1, True, False)
+    compound = st.one_of(
+        st.tuples(e, body, body).map(lambda t: _block(f"if {t[0]}:", t[1]) + _block("else:", t[2])),
+        st.tuples(e, loop_body).map(lambda t: _block(f"for i in {t[0]}:", t[1])),
+        st.tuples(st.integers(0, 12), loop_body).map(lambda t: _block(f"for i in range({t[0]}):", t[1])),
+        st.tuples(e, loop_body).map(lambda t: _block(f"while {t[0]}:", t[1])),
+        st.tuples(e, body).map(lambda t: _block(f"with {t[0]} as ctx:", t[1])),
+        st.tuples(body, body).map(lambda t: _block("try:", t[0]) + _block("except Exception as err:", t[1])),
+        st.tuples(st.sampled_from(["helper", "forward", "loop"]), fn_body)
+          .map(lambda t: _block(f"def {t[0]}(x, y=None, *args, **kw):", t[1])),
+    )
+    return st.lists(st.one_of(simple, simple, compound), min_size=1, max_size=6).map(_flat)
+
+
+MODULE_STMTS = _stmts(0, False, False)
+FUNCTION_STMTS = _stmts(1, True, False)
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> str:
+    """A random, syntactically valid, PyTorch-flavoured module (grammar above; types are deliberately mixed up)."""
+    lines = ["import torch", "import torch.nn as nn", "import torch.nn.functional as F", ""]
+    lines += _block("def helper(x, y=None):", draw(FUNCTION_STMTS))
+    lines += ["", "class Block(nn.Module):", "    def __init__(self, d=8):", "        super().__init__()",
+              "        self.w = nn.Linear(d, d)", "        self.layer = nn.LayerNorm(d)"]
+    lines += ["    " + s for s in _block("def forward(self, x):", draw(FUNCTION_STMTS))]
+    lines += ["", "compiled = torch.compile(helper)", "x = torch.randn(4, 8)", "y = torch.randn(8, 8)", "n = 3"]
+    lines += draw(MODULE_STMTS)
+    return "\n".join(lines) + "\n"
+
+
+@hsettings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(programs(), st.sampled_from(["cuda", "cpu"]), st.sampled_from(["eval", "train"]))
+def test_generated_torch_programs_never_raise(src: str, target: str, mode: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        compile(src, "<gen>", "exec")  # the generator makes valid Python only
+        r = analyze_source(src, "gen.py", Settings(target=target, mode=mode))
+    assert isinstance(r, FileReport)
+    assert r.error is None, (r.error, src)
+
+
+@hsettings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(st.binary(max_size=400))
+def test_arbitrary_bytes_never_raise(data: bytes) -> None:
+    r = analyze_source(data, "bytes.py")
+    assert isinstance(r, FileReport)
+
+
+def test_hypothesmith_programs_never_raise() -> None:
+    hypothesmith = pytest.importorskip("hypothesmith")
+
+    @hsettings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(hypothesmith.from_node())
+    def check(src: str) -> None:
+        r = analyze_source(src, "gen.py")
+        assert isinstance(r, FileReport)
+        assert r.error is None or "internal error" not in r.error, (r.error, src)
+
+    check()
