@@ -69,16 +69,17 @@ def read_source(path: str | Path) -> bytes | FileReport:
         return FileReport(path=str(path), error=f"cannot read: {e.strerror or e}")
 
 
-def analyze_data(data: bytes | str, path: str, settings: Settings | None = None, only: str | None = None) -> FileReport:
+def analyze_data(data: bytes | str, path: str, settings: Settings | None = None, only: str | None = None,
+                 lint: LintConfig | None = None) -> FileReport:
     """analyze_source that never raises: any exception becomes a one-line internal error for this file."""
     try:
         try:
-            return analyze_source(data, path, settings, only=only)
+            return analyze_source(data, path, settings, only=only, lint=lint)
         except RecursionError:
             # valid but deeply nested code: retry once with a big stack and a high recursion limit
             from kpredict.parallel import run_deep
 
-            return run_deep(analyze_source, data, path, settings, None, only)
+            return run_deep(analyze_source, data, path, settings, None, only, lint)
     except RecursionError:
         return FileReport(path=path, error="internal error: nesting too deep to analyze")
     except Exception as e:  # noqa: BLE001 - one bad file must never stop the others
@@ -107,14 +108,17 @@ def iter_python_files(paths: Iterable[str]) -> Iterator[tuple[str, str | None]]:
 
 
 def analyze_paths(paths: Iterable[str], settings: Settings | None = None, jobs: int | None = None,
-                  cache: Cache | None = None, keep_graphs: bool = False) -> Iterator[FileReport]:
+                  cache: Cache | None = None, keep_graphs: bool = False,
+                  lint: LintConfig | None = None) -> Iterator[FileReport]:
     """Reports for every file under `paths`, in a deterministic order.
 
-    jobs: worker processes (None or 0: all cores; 1: this process). cache: a kpredict.cache.Cache, or
-    None for none. Reports from workers or the cache have graph=None on their functions; in-process
-    analysis keeps the graphs only with keep_graphs=True.
+    jobs: worker processes (None or 0: all cores; 1: this process). cache: a kpredict.cache.Cache made
+    with the same settings and lint config, or None for none. Reports from workers or the cache have
+    graph=None on their functions; in-process analysis keeps the graphs only with keep_graphs=True.
+    lint: run these lint rules too (findings land in each FileReport, computed inside the worker).
     """
     from kpredict.parallel import analyze_targets
     from kpredict.walk import discover
 
-    yield from analyze_targets(discover(paths), settings, jobs=jobs, cache=cache, keep_graphs=keep_graphs)
+    yield from analyze_targets(discover(paths), settings, jobs=jobs, cache=cache, keep_graphs=keep_graphs,
+                               lint=lint)

@@ -68,12 +68,42 @@ def rules_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
+def _canonical(v: object) -> object:
+    """A JSON-able form of a config value that does not depend on set order or hash seeds."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {"__class__": type(v).__qualname__,
+                **{f.name: _canonical(getattr(v, f.name)) for f in dataclasses.fields(v)}}
+    if isinstance(v, (set, frozenset)):
+        return sorted((_canonical(x) for x in v), key=lambda x: json.dumps(x, sort_keys=True, default=repr))
+    if isinstance(v, (list, tuple)):
+        return [_canonical(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _canonical(x) for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return repr(v)
+
+
+def config_digest(config: object | None) -> str:
+    """A stable digest of a settings-like object (None: 'none'); uses its key() method when it has one."""
+    if config is None:
+        return "none"
+    key = getattr(config, "key", None)
+    if callable(key):
+        return str(key())
+    return hashlib.sha256(json.dumps(_canonical(config), sort_keys=True).encode()).hexdigest()[:16]
+
+
 class Cache:
     """One cache folder, bound to one Settings (whose key is part of every entry's key)."""
 
-    def __init__(self, directory: str | os.PathLike[str] | None = None, settings: Settings | None = None) -> None:
+    def __init__(self, directory: str | os.PathLike[str] | None = None, settings: Settings | None = None,
+                 lint: object | None = None) -> None:
         self.dir = Path(directory) if directory is not None else Path.cwd() / DEFAULT_DIR
         self.settings = settings or Settings()
+        self.lint = lint  # a kpredict.lint.config.LintConfig (findings depend on it) or None
         self._prefix: bytes | None = None
         self._ready = False
         self.hits = 0
@@ -84,7 +114,8 @@ class Cache:
     def _salt(self) -> bytes:
         if self._prefix is None:
             self._prefix = "\0".join(
-                (FORMAT, LAYOUT, code_fingerprint(), rules_fingerprint(), self.settings.key())
+                (FORMAT, LAYOUT, code_fingerprint(), rules_fingerprint(), self.settings.key(),
+                 config_digest(self.lint))
             ).encode() + b"\0"
         return self._prefix
 

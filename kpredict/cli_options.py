@@ -7,7 +7,7 @@ Usage in a command:
     @common_options
     def check(paths, run: RunOptions, ...):
         settings = Settings(...)
-        reports = analyze_paths(paths, settings, jobs=run.jobs, cache=run.cache(settings))
+        reports = analyze_paths(paths, settings, jobs=run.jobs, cache=run.cache(settings, lint), lint=lint)
 
 `common_options` adds `-j/--jobs`, `--no-cache` and `--cache-dir` and hands the command one
 `run: RunOptions` argument instead of three.
@@ -33,13 +33,13 @@ class RunOptions:
     use_cache: bool = True
     cache_dir: str | None = None  # None: ./.kpredict_cache
 
-    def cache(self, settings: Settings) -> Cache | None:
-        """The cache for these settings, or None with --no-cache."""
+    def cache(self, settings: Settings, lint: object | None = None) -> Cache | None:
+        """The cache for these settings (and lint config, when findings are computed), or None with --no-cache."""
         if not self.use_cache:
             return None
         from kpredict.cache import Cache
 
-        return Cache(self.cache_dir, settings)
+        return Cache(self.cache_dir, settings, lint)
 
 
 def common_options(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -19,12 +19,15 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from kpredict.cache import Cache
 from kpredict.ir import FileReport
 from kpredict.settings import Settings
 from kpredict.walk import Target
+
+if TYPE_CHECKING:
+    from kpredict.lint.config import LintConfig
 
 T = TypeVar("T")
 
@@ -72,7 +75,7 @@ def run_deep(fn: Callable[..., T], *args: object) -> T:
 
 
 def analyze_target(target: Target, settings: Settings, cache: Cache | None = None,
-                   keep_graphs: bool = False) -> FileReport:
+                   keep_graphs: bool = False, lint: LintConfig | None = None) -> FileReport:
     """One file: read it, look it up in the cache, else analyze it (never raises)."""
     from kpredict.api import analyze_data, read_source
 
@@ -85,7 +88,7 @@ def analyze_target(target: Target, settings: Settings, cache: Cache | None = Non
         hit = cache.get(target.path, data, target.only)
         if hit is not None:
             return hit
-    report = analyze_data(data, target.path, settings, only=target.only)
+    report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
     if cache is not None:
         cache.put(target.path, data, report, target.only)
     if not keep_graphs:
@@ -96,32 +99,32 @@ def analyze_target(target: Target, settings: Settings, cache: Cache | None = Non
 
 # -- worker processes ------------------------------------------------------------------------
 
-_WORKER: tuple[Settings, Cache | None] | None = None
+_WORKER: tuple[Settings, Cache | None, LintConfig | None] | None = None
 
 
-def _init_worker(settings: Settings, cache_dir: str | None) -> None:
+def _init_worker(settings: Settings, cache_dir: str | None, lint: LintConfig | None) -> None:
     global _WORKER
-    _WORKER = (settings, Cache(cache_dir, settings) if cache_dir is not None else None)
+    _WORKER = (settings, Cache(cache_dir, settings, lint) if cache_dir is not None else None, lint)
 
 
 def _work(target: Target) -> FileReport:
     assert _WORKER is not None
-    settings, cache = _WORKER
+    settings, cache, lint = _WORKER
     try:
-        return analyze_target(target, settings, cache)
+        return analyze_target(target, settings, cache, lint=lint)
     except BaseException as e:  # noqa: BLE001 - analyze_target should not raise; be sure
         return FileReport(path=target.path,
                           error=f"internal error ({type(e).__name__}: {e}); please report it with this file")
 
 
-def _pool(jobs: int, settings: Settings, cache: Cache | None) -> ProcessPoolExecutor:
+def _pool(jobs: int, settings: Settings, cache: Cache | None, lint: LintConfig | None) -> ProcessPoolExecutor:
     import multiprocessing
 
     # fork where it is safe and cheap (Linux): workers inherit the loaded op table
     method = "fork" if sys.platform.startswith("linux") else None
     ctx = multiprocessing.get_context(method)
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                               initargs=(settings, str(cache.dir) if cache is not None else None))
+                               initargs=(settings, str(cache.dir) if cache is not None else None, lint))
 
 
 def _chunksize(n: int, jobs: int) -> int:
@@ -133,10 +136,15 @@ def _crashed(target: Target) -> FileReport:
                       error="internal error (the worker process analyzing it died); please report it with this file")
 
 
-def _parallel(targets: Sequence[Target], settings: Settings, jobs: int, cache: Cache | None) -> Iterator[FileReport]:
+def _parallel(targets: Sequence[Target], settings: Settings, jobs: int, cache: Cache | None,
+              lint: LintConfig | None) -> Iterator[FileReport]:
     from kpredict.opfacts import default_table
 
     default_table()  # load once in the parent: forked workers share it
+    if lint is not None:
+        from kpredict.lint.registry import all_rules
+
+        all_rules()
     if cache is not None:
         from kpredict.cache import code_fingerprint, rules_fingerprint
 
@@ -147,7 +155,7 @@ def _parallel(targets: Sequence[Target], settings: Settings, jobs: int, cache: C
         workers = min(jobs, len(rest))
         done = 0
         try:
-            with _pool(workers, settings, cache) as ex:
+            with _pool(workers, settings, cache, lint) as ex:
                 for report in ex.map(_work, rest, chunksize=_chunksize(len(rest), workers)):
                     done += 1
                     yield report
@@ -156,7 +164,7 @@ def _parallel(targets: Sequence[Target], settings: Settings, jobs: int, cache: C
             pass
         # a worker died while results [start + done, ...) were pending; find the culprit alone
         start += done
-        with _pool(1, settings, cache) as ex:
+        with _pool(1, settings, cache, lint) as ex:
             try:
                 report = ex.submit(_work, targets[start]).result()
             except BrokenProcessPool:
@@ -166,13 +174,17 @@ def _parallel(targets: Sequence[Target], settings: Settings, jobs: int, cache: C
 
 
 def analyze_targets(targets: Sequence[Target], settings: Settings | None = None, jobs: int | None = None,
-                    cache: Cache | None = None, keep_graphs: bool = False) -> Iterator[FileReport]:
-    """Reports for `targets`, in their order. `keep_graphs` applies to in-process analysis only."""
+                    cache: Cache | None = None, keep_graphs: bool = False,
+                    lint: LintConfig | None = None) -> Iterator[FileReport]:
+    """Reports for `targets`, in their order. `keep_graphs` applies to in-process analysis only.
+
+    `cache` must have been made for the same settings and lint config (Cache(dir, settings, lint)).
+    """
     settings = settings or Settings()
     jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
     todo = [t for t in targets if not t.error]
     if jobs == 1 or len(todo) <= 1:
         for t in targets:
-            yield analyze_target(t, settings, cache, keep_graphs=keep_graphs)
+            yield analyze_target(t, settings, cache, keep_graphs=keep_graphs, lint=lint)
         return
-    yield from _parallel(targets, settings, jobs, cache)
+    yield from _parallel(targets, settings, jobs, cache, lint)

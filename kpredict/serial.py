@@ -5,12 +5,15 @@ round-trips without a change here. `FunctionReport.graph` (the op graph, kept in
 rules) is never serialized: a report read back from the cache has `graph=None`. Whatever needs the
 graph (findings) must therefore be computed before a report is stored, inside the analysis.
 
+Instances of subclasses defined outside kpredict.ir (lint's Diagnostic, a Finding) carry a
+`__type__` tag ("module:qualname") and come back as that class; only kpredict classes are accepted.
 This is an internal format (the cache's), not the public JSON report (kpredict/render/json_report.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import types
 import typing
 from functools import lru_cache
@@ -19,12 +22,17 @@ from kpredict import ir
 from kpredict.ir import FileReport
 
 FORMAT = "kpredict/cache-report/v1"
+_TYPE = "__type__"  # marks an instance of a subclass defined outside kpredict.ir
 _NOT_SERIALIZED = frozenset({"graph"})
 
 
 def _to_plain(v: object) -> object:
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return {f.name: _to_plain(getattr(v, f.name)) for f in dataclasses.fields(v) if f.name not in _NOT_SERIALIZED}
+        d = {f.name: _to_plain(getattr(v, f.name)) for f in dataclasses.fields(v) if f.name not in _NOT_SERIALIZED}
+        cls = type(v)
+        if cls.__module__ != ir.__name__:  # a subclass from elsewhere (lint's Diagnostic is a Finding)
+            d[_TYPE] = f"{cls.__module__}:{cls.__qualname__}"
+        return d
     if isinstance(v, (list, tuple)):
         return [_to_plain(x) for x in v]
     if isinstance(v, dict):
@@ -34,7 +42,25 @@ def _to_plain(v: object) -> object:
 
 @lru_cache(maxsize=None)
 def _hints(cls: type) -> dict[str, object]:
-    return typing.get_type_hints(cls, vars(ir))
+    try:
+        return typing.get_type_hints(cls)
+    except NameError:
+        return typing.get_type_hints(cls, localns=vars(ir))
+
+
+def _tagged_class(tag: object, declared: type) -> type:
+    """The class named by a _TYPE tag: only a kpredict dataclass that is a subclass of the declared one."""
+    if not isinstance(tag, str) or ":" not in tag:
+        raise ValueError(f"bad type tag {tag!r}")
+    module, _, qual = tag.partition(":")
+    if module != "kpredict" and not module.startswith("kpredict."):
+        raise ValueError(f"refusing type tag {tag!r}")
+    obj: object = importlib.import_module(module)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    if not (isinstance(obj, type) and dataclasses.is_dataclass(obj) and issubclass(obj, declared)):
+        raise ValueError(f"type tag {tag!r} is not a {declared.__name__}")
+    return obj
 
 
 def _from_plain(tp: object, v: object) -> object:
@@ -67,6 +93,8 @@ def _from_plain(tp: object, v: object) -> object:
         kt, vt = typing.get_args(tp) or (str, object)
         return {k: _from_plain(vt, x) for k, x in v.items()}  # type: ignore[union-attr]
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if isinstance(v, dict) and _TYPE in v:
+            tp = _tagged_class(v[_TYPE], tp)
         hints = _hints(tp)
         kwargs = {}
         names = {f.name for f in dataclasses.fields(tp) if f.init}

@@ -639,3 +639,24 @@ def test_hypothesmith_programs_never_raise() -> None:
         assert r.error is None or "internal error" not in r.error, (r.error, src)
 
     check()
+
+
+def test_cache_keeps_lint_findings_and_keys_on_lint_config(tmp_path: Path) -> None:
+    lint_config = pytest.importorskip("kpredict.lint.config")
+    src = tmp_path / "sync.py"
+    src.write_text("import torch\ndef f(x):\n    for i in range(3):\n        y = x.sum().item()\n"
+                   "    return torch.cat([x, x]).relu()\n")
+    s = Settings()
+    full = lint_config.LintConfig.default()
+    cold = list(analyze_paths([str(src)], s, jobs=1, cache=Cache(tmp_path / "c", s, full), lint=full))
+    assert cold[0].findings
+    warm_cache = Cache(tmp_path / "c", s, full)
+    warm = list(analyze_paths([str(src)], s, jobs=1, cache=warm_cache, lint=full))
+    assert warm_cache.hits == 1 and warm == cold
+    assert [type(f) for f in warm[0].findings] == [type(f) for f in cold[0].findings]
+    none = lint_config.LintConfig(enabled=frozenset())
+    other = Cache(tmp_path / "c", s, none)
+    (r,) = analyze_paths([str(src)], s, jobs=1, cache=other, lint=none)
+    assert other.hits == 0 and r.findings == []
+    par = list(analyze_paths([str(src), str(src) + "::f"], s, jobs=2, cache=Cache(tmp_path / "d", s, full), lint=full))
+    assert par[0] == cold[0]
