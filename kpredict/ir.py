@@ -101,6 +101,7 @@ class Op:
     free_reason: str | None = None  # why a normally launching op launches nothing here
     via: tuple[str, ...] = ()  # inlined call chain: qualnames of the helpers it came through
     region: int | None = None  # set when the op runs inside a call through a torch.compile'd function
+    only: str | None = None  # "eager" | "compiled": the op exists in that mode only (torch.nn catalogue)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +133,7 @@ class FunctionGraph:
     assumptions: list[str] = field(default_factory=list)
     compiled_call: bool = False  # the function is wrapped by torch.compile somewhere in the file
     region_returns: dict[int, list[int]] = field(default_factory=dict)  # compiled call id -> its outputs
+    loop_symbols: list[str] = field(default_factory=list)  # unknown trip counts met (range(n_layer))
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""

@@ -65,6 +65,7 @@ class OpTable:
     methods: dict[str, str]  # Tensor method name -> op name
     modules: dict[str, dict]  # torch.nn module class -> catalogue entry (issue 4)
     version: str
+    functions: dict[str, dict] = field(default_factory=dict)  # functional decompositions (modules.toml)
 
     def for_api(self, dotted: str) -> OpFact | None:
         name = self.api.get(dotted)
@@ -148,7 +149,8 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
         if v not in ops:
             del methods[k]
     version = f"{gen.get('meta', {}).get('torch', 'none')}+{hand.get('meta', {}).get('version', '0')}"
-    return OpTable(ops=ops, api=api, methods=methods, modules=mods.get("module", {}), version=version)
+    return OpTable(ops=ops, api=api, methods=methods, modules=mods.get("module", {}), version=version,
+                   functions=mods.get("function", {}))
 
 
 def load_targets(rules_dir: Path | None = None) -> dict[str, dict]:

@@ -14,21 +14,33 @@ from collections.abc import Iterator
 
 from kpredict.frontend.interp import Frame, Interpreter, Shared, _Budget, _Break, _Continue, _Return, _span
 from kpredict.frontend.parse import ModuleInfo
-from kpredict.frontend.values import ClassRef, FuncRef, Instance, Py, Seq, TensorRef
+from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, Py, Seq, TensorRef
 from kpredict.ir import FunctionGraph, Span, TensorMeta
+from kpredict.ir import Unknown as UnknownOp
 from kpredict.opfacts import OpTable
 from kpredict.settings import Settings
 
+INIT_TAG = "init"
 
-def _returns(v: object) -> list[int]:
+
+def _returns(v: object, depth: int = 0) -> list[int]:
+    """Tensors a function hands back: directly, in tuples and lists, in dicts and in output objects
+    (a ModelOutput dataclass, a namedtuple-like class), which model code returns as often."""
+    if depth > 6:
+        return []
     if isinstance(v, TensorRef):
         return [v.vid]
+    items: list[object] = []
     if isinstance(v, Seq):
-        out: list[int] = []
-        for x in v.items:
-            out.extend(_returns(x))
-        return out
-    return []
+        items = v.items
+    elif isinstance(v, Dict):
+        items = list(v.items.values())
+    elif isinstance(v, Instance) and v.children is None and v.named is None:
+        items = [x for x in v.attrs.values() if not isinstance(x, Instance)]
+    out: list[int] = []
+    for x in items:
+        out.extend(_returns(x, depth + 1))
+    return out
 
 
 def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: Shared,
@@ -60,11 +72,63 @@ def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: 
     return fg, it.compiled_funcs
 
 
+def init_text(module: ModuleInfo, qualname: str) -> str | None:
+    """`# kpredict: init d=128` above the method, else above its class, else in pyproject.toml."""
+    from kpredict.verify.annotations import comment_block, joined, pyproject_entry
+
+    cls = qualname.rsplit(".", 1)[0]
+    fdef = module.functions.get(qualname)
+    cdef = module.classes.get(cls)
+    for node in (fdef, cdef):
+        if node is None:
+            continue
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        text = joined(comment_block(module.lines, first), INIT_TAG)
+        if text is not None:
+            return text
+    if module.path.startswith("<"):
+        return None
+    try:
+        from pathlib import Path
+
+        for q in (qualname, cls):
+            text = pyproject_entry(Path(module.path), q, "init")
+            if text is not None:
+                return text
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def _self_for(it: Interpreter, qualname: str, module: ModuleInfo) -> object:
-    cls = qualname.split(".")[0]
+    """`self` for a method analyzed alone: its class constructed with the `# kpredict: init` values;
+    constructor parameters without one take their defaults (listed as assumptions)."""
+    cls = qualname.rsplit(".", 1)[0]
     if cls not in module.classes:
         return None
-    return it.construct(cls, [], {}, module.classes[cls])
+    return it.construct(ClassRef(cls), [], init_kwargs(it, module, qualname), module.classes[cls], describe=True)
+
+
+def init_kwargs(it: Interpreter, module: ModuleInfo, qualname: str) -> dict[str, object]:
+    """Constructor arguments from `# kpredict: init ...` as abstract values."""
+    kwargs: dict[str, object] = {}
+    text = init_text(module, qualname)
+    if text:
+        from kpredict.verify.examples import ExampleError, parse_examples, static_meta
+
+        try:
+            for name, v in static_meta(parse_examples(text)).items():
+                kwargs[name] = (it.new_tensor(v, is_input=True, name=name) if isinstance(v, TensorMeta)
+                                else _py_value(v))
+        except ExampleError:
+            it.assume(f"# kpredict: init {text!r} could not be read; constructor defaults used", force=True)
+    return kwargs
+
+
+def _py_value(v: object) -> object:
+    if isinstance(v, (list, tuple)):
+        return Seq([_py_value(x) for x in v], "list" if isinstance(v, list) else "tuple")
+    return Py(v)
 
 
 def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str | None = None,
@@ -81,18 +145,23 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
         fg = FunctionGraph(qualname, _span(fdef))
         fg.compiled_call = qualname in compiled
         it = Interpreter(module, table, settings, fg, {}, env, shared)
-        bound = _self_for(it, qualname, module) if "." in qualname else None
-        if "." in qualname and isinstance(fdef, ast.FunctionDef) and any(
-                isinstance(d, ast.Name) and d.id == "staticmethod" for d in fdef.decorator_list):
-            bound = None
-        args, kwargs = _arguments(it, qualname, fdef, call_sites, examples or {})
+        ret = None
         try:
-            ret = it.run_function(qualname, args, kwargs, bound=bound, node=fdef)
+            bound = _self_for(it, qualname, module) if "." in qualname else None
+            if "." in qualname and isinstance(fdef, ast.FunctionDef) and any(
+                    isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fdef.decorator_list):
+                bound = None
+            args, kwargs = _arguments(it, qualname, fdef, call_sites, examples or {})
+            if qualname.endswith(".__init__") and not args and not kwargs:
+                kwargs = init_kwargs(it, module, qualname)
+            ret = it.run_function(qualname, args, kwargs, bound=bound, node=fdef, describe=True)
         except _Budget:
-            it.assume("function too large to follow; figures cover its first part")
-            ret = None
-        except (_Break, _Continue):
-            ret = None
+            it.assume("function too large to follow; figures cover its first part", force=True)
+        except (_Break, _Continue, _Return):
+            pass
+        except RecursionError:
+            it.assume("nesting too deep to follow; figures cover its first part", force=True)
+            fg.unknowns.append(UnknownOp(fdef.lineno, "internal error: nesting too deep"))
         fg.returns = _returns(ret)
         yield fg
 

@@ -14,10 +14,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from kpredict.frontend import shapes as S
+from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, ObjectModel
 from kpredict.frontend.parse import ModuleInfo, import_table
 from kpredict.frontend.values import (
-    ClassRef, CompiledRef, Dict, FuncRef, Instance, MethodRef, ModRef, NNModule, Opaque, Py, Seq,
-    ShapeRef, TensorRef, Unknown,
+    CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
+    NNModule, Opaque, Py, Seq, ShapeRef, Super, Sym, SymObj, SymRange, TensorRef, Unknown,
 )
 from kpredict.ir import FunctionGraph, GraphBreak, Op, Span, TensorMeta, Value
 from kpredict.ir import Unknown as UnknownOp
@@ -26,6 +27,7 @@ from kpredict.settings import Settings
 
 MAX_CALL_DEPTH = 24
 MAX_OPS = 200_000
+MAX_STEPS = 2_000_000  # statements interpreted for one entry function, its helpers and constructors
 
 _BINOP = {
     ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__",
@@ -75,6 +77,13 @@ class _Return(Exception):
         self.value = value
 
 
+class _Raise(_Return):
+    """`raise`: the function ends here; a branch that raises is never the one the figures take."""
+
+    def __init__(self) -> None:
+        super().__init__(Unknown("raise"))
+
+
 class _Break(Exception):
     pass
 
@@ -103,6 +112,8 @@ class Frame:
     qualname: str
     imports: dict[str, str] = field(default_factory=dict)
     cls: str | None = None
+    mod: str | None = None  # module the code belongs to (None: the analyzed file)
+    self_name: str | None = None  # first parameter of a method, for super()
 
 
 class Shared:
@@ -112,6 +123,22 @@ class Shared:
         self.values: dict[int, Value] = {}
         self._vid = 0
         self._oid = 0
+        # the object model (frontend/objects.py): other modules and what was learned about them
+        self.modules: dict[str, ModuleInfo] = {}
+        self.envs: dict[str, dict] = {}
+        self.local_defs: dict[tuple, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.import_cache: dict[tuple, object] = {}
+        self.mro: dict[tuple, list] = {}
+        self.class_attrs: dict[tuple, object] = {}
+        self.catalogue: ModuleInfo | None = None
+        self.catalogue_api: dict[str, str] = {}
+        self.catalogue_env: dict[str, object] = {
+            "__kp_param__": ModRef("kpredict.hook.param"),
+            "__kp_container__": ModRef("kpredict.hook.container"),
+            "__kp_only__": ModRef("kpredict.hook.only"),
+            "__kp_target__": ModRef("kpredict.hook.target"),
+            "__kp_contiguous__": ModRef("kpredict.hook.contiguous"),
+        }
 
     def next_vid(self) -> int:
         self._vid += 1
@@ -130,6 +157,55 @@ def _tensors_in(v: object) -> list[TensorRef]:
     return []
 
 
+_OBJECTS = (TensorRef, Instance, Seq, Dict, FuncRef, ClassRef, ModRef, Sym, SymObj, BoundBuiltin, FileMod, MethodRef)
+
+
+def _identical(a: object, b: object) -> bool | None:
+    """`a is b` when the abstract values tell: same tensor, same object, None against an object."""
+    for x, y in ((a, b), (b, a)):
+        if isinstance(y, Py) and y.value is None:
+            if isinstance(x, Py):
+                return x.value is None
+            if isinstance(x, _OBJECTS):
+                return False
+            return None
+    if isinstance(a, TensorRef) and isinstance(b, TensorRef):
+        return a.vid == b.vid
+    if isinstance(a, (Instance, Seq, Dict)) and isinstance(b, (Instance, Seq, Dict)):
+        return a is b
+    if isinstance(a, ModRef) and isinstance(b, ModRef):
+        return a.dotted == b.dotted
+    if isinstance(a, Py) and isinstance(b, Py) and isinstance(a.value, (bool, type(None))):
+        return a.value is b.value
+    if isinstance(a, _OBJECTS) and isinstance(b, (Py, TensorRef)) or isinstance(b, _OBJECTS) and isinstance(a, (Py, TensorRef)):
+        return False if not (isinstance(a, Sym) or isinstance(b, Sym)) else None
+    return None
+
+
+def _flat(values: list[object]) -> list[object]:
+    out: list[object] = []
+    for v in values:
+        if isinstance(v, Seq):
+            out.extend(_flat(v.items))
+        elif isinstance(v, Dict):
+            out.extend(_flat(list(v.items.values())))
+        else:
+            out.append(v)
+    return out
+
+
+def _used_as_int(fdef: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether the body uses parameter `name` as a loop count or a slice bound (so it is no tensor)."""
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range":
+            if any(isinstance(a, ast.Name) and a.id == name for a in n.args):
+                return True
+        elif isinstance(n, ast.Slice):
+            if any(isinstance(b, ast.Name) and b.id == name for b in (n.lower, n.upper, n.step)):
+                return True
+    return False
+
+
 def _span(node: ast.AST) -> Span:
     return Span(
         getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
@@ -138,7 +214,7 @@ def _span(node: ast.AST) -> Span:
     )
 
 
-class Interpreter:
+class Interpreter(ObjectModel):
     """Builds the op graph of one entry function of one module."""
 
     def __init__(self, module: ModuleInfo, table: OpTable, settings: Settings, fg: FunctionGraph,
@@ -156,11 +232,17 @@ class Interpreter:
         self.recording = True
         self.compiled_funcs: set[str] = set()
         self.region: int | None = None  # id of the torch.compile'd call being interpreted, if any
+        self.steps_left = MAX_STEPS
+        self.anchor: ast.AST | None = None  # call site that ops of torch.nn catalogue code are reported at
+        self.active: set[tuple] = set()  # (module, qualname, bound) being run: the recursion guard
+        self.only: str | None = None  # inside `with __kp_only__("eager"|"compiled")` of catalogue code
 
     # ------------------------------------------------------------------ graph construction
     def new_tensor(self, meta: TensorMeta, *, producer: int | None = None, storage: int | None = None,
                    contiguous: bool = True, is_input: bool = False, name: str | None = None) -> TensorRef:
         vid = self.shared.next_vid()
+        if not self.recording and storage is None:
+            is_input = True  # parameters, buffers, constants built while constructing: inputs of the call
         val = Value(vid, meta, vid if storage is None else storage, contiguous, producer, is_input, name)
         self.fg.values[vid] = val
         self.shared.values[vid] = val
@@ -199,20 +281,20 @@ class Interpreter:
         if free_reason:
             cat = "view"
         op = Op(
-            oid=self.shared.next_oid(), name=fact.name, category=cat, span=_span(node),
+            oid=self.shared.next_oid(), name=fact.name, category=cat, span=_span(self.anchor or node),
             inputs=tuple(seen), outputs=tuple(o.vid for o in outputs), mutates=mutates,
             aten=aten if aten is not None else fact.aten, graph=self.graph,
             compiled=fact.compiled_as(self.settings.target), free_reason=free_reason, region=self.region,
-            via=tuple(self.stack[1:]),
+            via=tuple(self.stack[1:]), only=self.only,
         )
         if reduce is not None:
             op.reduce_len = reduce.reduce_len
             op.reduce_axis = reduce.axis
+        if not self.recording:
+            return op
         for o in outputs:
             if self.fg.values[o.vid].producer is None and not self.fg.values[o.vid].is_input:
                 self.fg.values[o.vid].producer = op.oid
-        if not self.recording:
-            return op
         if len(self.fg.ops) >= MAX_OPS:
             raise _Budget()
         self.fg.ops.append(op)
@@ -225,17 +307,17 @@ class Interpreter:
             return
         if self.stack and self.stack[0] == "<module>" and self.region is None:
             return  # top-level code outside a compiled call is not a compiled graph
-        self.fg.graph_breaks.append(GraphBreak(getattr(node, "lineno", 0), reason))
+        self.fg.graph_breaks.append(GraphBreak(getattr(self.anchor or node, "lineno", 0), reason))
         self.graph += 1
 
-    def unknown(self, node: ast.AST, name: str) -> None:
+    def unknown(self, node: ast.AST | None, name: str) -> None:
         if self.recording:
-            u = UnknownOp(getattr(node, "lineno", 0), name)
+            u = UnknownOp(getattr(self.anchor or node, "lineno", 0), name)
             if u not in self.fg.unknowns:
                 self.fg.unknowns.append(u)
 
-    def assume(self, text: str) -> None:
-        if self.recording and text not in self.fg.assumptions:
+    def assume(self, text: str, force: bool = False) -> None:
+        if (self.recording or force) and text not in self.fg.assumptions:
             self.fg.assumptions.append(text)
 
     def fact(self, name: str) -> OpFact:
@@ -243,33 +325,47 @@ class Interpreter:
 
     # ------------------------------------------------------------------ entry points
     def run_function(self, qualname: str, args: list[object], kwargs: dict[str, object],
-                     bound: object = None, node: ast.AST | None = None) -> object:
-        fdef = self.m.functions.get(qualname)
+                     bound: object = None, node: ast.AST | None = None, mod: str | None = None,
+                     describe: bool = False) -> object:
+        """Run a function (or method, with `bound` as self) of module `mod` on abstract arguments.
+
+        `describe` is set for the function analyzed alone (and for the constructor of its `self`):
+        parameters that take their default, or no value at all, are then listed as assumptions.
+        """
+        fdef = self.func_def(mod, qualname)
         if fdef is None:
             return Unknown(qualname)
-        if qualname in self.stack or len(self.stack) >= MAX_CALL_DEPTH:
+        key = (mod, qualname, id(bound) if bound is not None else None)
+        if key in self.active or len(self.stack) >= MAX_CALL_DEPTH:
             self.assume(f"recursive call to {qualname} not followed")
             self.unknown(node or fdef, qualname)
             return Unknown(qualname)
-        cls = qualname.split(".")[0] if "." in qualname else None
-        frame = Frame(env={}, qualname=qualname, imports=import_table(fdef.body), cls=cls)
-        self.bind_params(fdef, frame, args, kwargs, bound)
-        self.stack.append(qualname)
+        cls = qualname.rsplit(".", 1)[0] if "." in qualname and "<locals>" not in qualname else None
+        frame = Frame(env={}, qualname=qualname, imports=import_table(fdef.body), cls=cls, mod=mod)
+        anchor = self.anchor
+        if mod == CATALOGUE and anchor is None:
+            self.anchor = node  # ops of torch.nn code are reported at the user's call
+        self.bind_params(fdef, frame, args, kwargs, bound, describe)
+        self.stack.append(f"nn.{qualname}" if mod == CATALOGUE else qualname)
+        self.active.add(key)
         try:
             self.exec_block(fdef.body, frame)
         except _Return as r:
             return r.value
         finally:
             self.stack.pop()
+            self.active.discard(key)
+            self.anchor = anchor
         return Py(None)
 
     def bind_params(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame,
-                    args: list[object], kwargs: dict[str, object], bound: object) -> None:
+                    args: list[object], kwargs: dict[str, object], bound: object, describe: bool = False) -> None:
         a = fdef.args
         params = list(a.posonlyargs) + list(a.args)
         pos = list(args)
         if bound is not None and params:
             frame.env[params[0].arg] = bound
+            frame.self_name = params[0].arg
             params = params[1:]
         defaults: dict[str, ast.expr] = {}
         for p, d in zip(reversed(params), reversed(a.defaults)):
@@ -277,38 +373,76 @@ class Interpreter:
         for p, d in zip(a.kwonlyargs, a.kw_defaults):
             if d is not None:
                 defaults[p.arg] = d
+        is_init = fdef.name == "__init__"
+        used: set[str] = set()
         for i, p in enumerate(params):
             if i < len(pos):
                 frame.env[p.arg] = pos[i]
             elif p.arg in kwargs:
                 frame.env[p.arg] = kwargs[p.arg]
+                used.add(p.arg)
             elif p.arg in defaults:
-                frame.env[p.arg] = self.ev(defaults[p.arg], frame)
+                frame.env[p.arg] = self.default_value(p, defaults[p.arg], frame, describe)
             else:
-                frame.env[p.arg] = self.param_value(p, frame)
+                frame.env[p.arg] = self.param_value(p, frame, is_init, describe, fdef)
         for p in a.kwonlyargs:
             if p.arg in kwargs:
                 frame.env[p.arg] = kwargs[p.arg]
+                used.add(p.arg)
             elif p.arg in defaults:
-                frame.env[p.arg] = self.ev(defaults[p.arg], frame)
+                frame.env[p.arg] = self.default_value(p, defaults[p.arg], frame, describe)
             else:
-                frame.env[p.arg] = self.param_value(p, frame)
+                frame.env[p.arg] = self.param_value(p, frame, is_init, describe, fdef)
         if a.vararg:
-            frame.env[a.vararg.arg] = Seq(pos[len(params):]) if len(pos) > len(params) else Unknown("*" + a.vararg.arg)
+            frame.env[a.vararg.arg] = Seq(pos[len(params):]) if len(pos) > len(params) else Seq([])
         if a.kwarg:
-            frame.env[a.kwarg.arg] = Dict({k: v for k, v in kwargs.items()})
+            frame.env[a.kwarg.arg] = Dict({k: v for k, v in kwargs.items() if k not in used})
 
-    def param_value(self, p: ast.arg, frame: Frame) -> object:
-        """A parameter with no argument: a tensor unless its annotation says otherwise."""
+    def default_value(self, p: ast.arg, default: ast.expr, frame: Frame, describe: bool) -> object:
+        v = self.ev(default, frame)
+        if describe and not (isinstance(v, Py) and v.value is None):
+            self.assume(f"{p.arg} = {ast.unparse(default)} (its default)", force=True)
+        if (describe and isinstance(v, Py) and v.value is None and self.tensor_annotation(p)
+                and frame.qualname.endswith(".forward") and not self.tensor_given(frame)):
+            # forward(self, input_ids=None, ...): the first optional tensor is the input
+            self.assume(f"{p.arg}: tensor of unknown shape, float32 (its default is None)", force=True)
+            return self.new_tensor(TensorMeta(dtype="float32"), is_input=True, name=p.arg)
+        return v
+
+    def tensor_given(self, frame: Frame) -> bool:
+        return any(isinstance(v, TensorRef) for k, v in frame.env.items() if k != frame.self_name)
+
+    @staticmethod
+    def tensor_annotation(p: ast.arg) -> bool:
+        return p.annotation is not None and "Tensor" in ast.unparse(p.annotation)
+
+    def param_value(self, p: ast.arg, frame: Frame, is_init: bool = False, describe: bool = False,
+                    fdef: ast.FunctionDef | ast.AsyncFunctionDef | None = None) -> object:
+        """A parameter with no argument and no default: a tensor unless its annotation or its use
+        says otherwise; in a constructor, a config object or a named symbol."""
         ann = p.annotation
-        if ann is not None:
-            text = ast.unparse(ann)
-            base = text.split("[")[0].split(".")[-1]
-            if base in ("int", "float", "bool", "str", "bytes", "complex"):
-                return Opaque(p.arg)
-            if base not in ("Tensor", "Parameter", "Optional", "Any") and "Tensor" not in text:
-                return Unknown(p.arg)
-        self.assume(f"{p.arg}: tensor of unknown shape, float32")
+        text = ast.unparse(ann) if ann is not None else ""
+        base = text.split("[")[0].split(".")[-1]
+        if base in ("int", "float", "bool", "str", "bytes", "complex"):
+            if describe:
+                self.assume(f"{p.arg}: not known statically (symbol {p.arg})", force=True)
+            return self.sym(p.arg) if base == "int" else Opaque(p.arg)
+        if is_init and "Tensor" not in text:
+            cfg = self.config_value(p, frame, describe)
+            if cfg is not None:
+                return cfg
+            if describe:
+                self.assume(f"{p.arg}: not known statically (symbol {p.arg})", force=True)
+            return self.sym(p.arg)
+        if ann is not None and base not in ("Tensor", "Parameter", "Optional", "Any", "LongTensor",
+                                            "FloatTensor", "BoolTensor") and "Tensor" not in text:
+            cfg = self.config_value(p, frame, describe)
+            return cfg if cfg is not None else Unknown(p.arg)
+        if ann is None and fdef is not None and _used_as_int(fdef, p.arg):
+            if describe:
+                self.assume(f"{p.arg}: used as an int; not known statically (symbol {p.arg})", force=True)
+            return self.sym(p.arg)
+        self.assume(f"{p.arg}: tensor of unknown shape, float32", force=describe)
         return self.new_tensor(TensorMeta(dtype="float32"), is_input=True, name=p.arg)
 
     # ------------------------------------------------------------------ statements
@@ -317,6 +451,9 @@ class Interpreter:
             self.exec_stmt(stmt, frame)
 
     def exec_stmt(self, s: ast.stmt, frame: Frame) -> None:
+        self.steps_left -= 1
+        if self.steps_left < 0:
+            raise _Budget()
         if isinstance(s, ast.Expr):
             self.ev(s.value, frame)
         elif isinstance(s, ast.Assign):
@@ -337,24 +474,43 @@ class Interpreter:
         elif isinstance(s, ast.While):
             self.exec_while(s, frame)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
+            only = self.only
             for item in s.items:
                 v = self.ev(item.context_expr, frame)
+                if isinstance(v, ModRef) and v.dotted.startswith("kpredict.only."):
+                    self.only = v.dotted[len("kpredict.only."):]  # ops of the block exist in one mode only
                 if item.optional_vars is not None:
                     self.assign(item.optional_vars, Opaque("context") if not isinstance(v, TensorRef) else v, frame, s)
-            self.exec_block(s.body, frame)
+            try:
+                self.exec_block(s.body, frame)
+            finally:
+                self.only = only
         elif isinstance(s, ast.Try) or (hasattr(ast, "TryStar") and isinstance(s, getattr(ast, "TryStar"))):
-            self.exec_block(s.body, frame)
-            self.exec_block(s.orelse, frame)
+            try:
+                self.exec_block(s.body, frame)
+            except _Raise:
+                if not s.handlers:
+                    self.exec_block(s.finalbody, frame)
+                    raise
+                self.exec_block(s.handlers[0].body, frame)  # the code that handles the failure runs
+            else:
+                self.exec_block(s.orelse, frame)
             self.exec_block(s.finalbody, frame)
         elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
             key = f"{frame.qualname}.<locals>.{s.name}"
-            self.m.functions.setdefault(key, s)
-            frame.env[s.name] = FuncRef(key)
+            if frame.mod is None and frame.qualname != "<module>":
+                self.m.functions.setdefault(key, s)
+            elif frame.qualname == "<module>":
+                key = s.name
+                self.shared.local_defs.setdefault((frame.mod, key), s)
+            else:
+                self.shared.local_defs.setdefault((frame.mod, key), s)
+            frame.env[s.name] = FuncRef(key, mod=frame.mod)
             for d in s.decorator_list:
                 if self.is_compile(self.ev(d, frame)):
-                    frame.env[s.name] = CompiledRef(FuncRef(key))
+                    frame.env[s.name] = CompiledRef(FuncRef(key, mod=frame.mod))
         elif isinstance(s, ast.ClassDef):
-            frame.env[s.name] = ClassRef(s.name)
+            frame.env[s.name] = ClassRef(s.name, frame.mod)
         elif isinstance(s, (ast.Import, ast.ImportFrom)):
             frame.imports.update(import_table([s]))
         elif isinstance(s, ast.Break):
@@ -366,7 +522,7 @@ class Interpreter:
                 if isinstance(t, ast.Name):
                     frame.env.pop(t.id, None)
         elif isinstance(s, ast.Raise):
-            raise _Return(Unknown("raise"))
+            raise _Raise()
         elif isinstance(s, ast.Assert):
             self.ev(s.test, frame)
         elif isinstance(s, ast.Match):
@@ -387,8 +543,8 @@ class Interpreter:
                 self.assign(t.value if isinstance(t, ast.Starred) else t, item, frame, node)
         elif isinstance(target, ast.Attribute):
             obj = self.ev(target.value, frame)
-            if isinstance(obj, (Instance, NNModule)):
-                (obj.attrs if isinstance(obj, Instance) else obj.kwargs)[target.attr] = v
+            if isinstance(obj, Instance):
+                obj.attrs[target.attr] = v
         elif isinstance(target, ast.Subscript):
             obj = self.ev(target.value, frame)
             if isinstance(obj, TensorRef):
@@ -476,9 +632,12 @@ class Interpreter:
                             self.fg.unknowns[st.n_unknowns:], self.graph, frame.env, ret))
             self.restore(st)
         weight = [sum(1 for o in r[0] if o.category not in ("view", "alloc", "noop")) for r in results]
+        raised = [isinstance(r[5], _Raise) for r in results]
         pick = 0 if weight[0] >= weight[1] else 1
-        if weight[0] != weight[1]:
-            self.assume(f"line {s.lineno}: condition not known statically; the figures take the "
+        if raised[0] != raised[1]:
+            pick = 1 if raised[0] else 0  # the branch that fails is not what a working call runs
+        elif weight[0] != weight[1]:
+            self.assume(f"line {getattr(self.anchor or s, 'lineno', 0)}: condition not known statically; the figures take the "
                         f"{'if' if pick == 0 else 'else'} branch, an upper bound")
         ops, breaks, unknowns, graph, env, exc = results[pick]
         self.fg.ops.extend(ops)
@@ -489,10 +648,16 @@ class Interpreter:
         if exc is not None:
             raise exc
 
-    def iterate(self, it: object, node: ast.AST) -> list[object] | None:
+    def iterate(self, it: object, node: ast.AST | None) -> list[object] | None:
         """The items of an iterable when their number is known, else None."""
         if isinstance(it, Seq):
             return list(it.items)
+        if isinstance(it, SymRange):
+            if it.name not in self.fg.loop_symbols:
+                self.fg.loop_symbols.append(it.name)
+            return None
+        if isinstance(it, Instance):
+            return self.container_items(it)
         if isinstance(it, Py) and isinstance(it.value, (range, tuple, list, str)):
             return [Py(x) for x in it.value]
         if isinstance(it, Dict):
@@ -553,7 +718,11 @@ class Interpreter:
             return None
         if isinstance(v, (Seq,)):
             return bool(v.items)
-        if isinstance(v, (Instance, NNModule, FuncRef, ClassRef, ModRef, CompiledRef)):
+        if isinstance(v, Instance) and v.children is not None:
+            return bool(v.children)
+        if isinstance(v, Dict):
+            return bool(v.items)
+        if isinstance(v, (Instance, FuncRef, ClassRef, ModRef, CompiledRef, FileMod, SymObj)):
             return True
         return None
 
@@ -621,7 +790,7 @@ class Interpreter:
         if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             return self.comprehension(e, frame)
         if isinstance(e, ast.DictComp):
-            return Dict({})
+            return self.comprehension(e, frame)
         if isinstance(e, ast.JoinedStr):
             for v in e.values:
                 if isinstance(v, ast.FormattedValue):
@@ -641,12 +810,21 @@ class Interpreter:
             return Py(slice(py(self.ev(e.lower, frame)), py(self.ev(e.upper, frame)), py(self.ev(e.step, frame))))
         return Unknown(type(e).__name__)
 
-    def comprehension(self, e: ast.ListComp | ast.GeneratorExp | ast.SetComp, frame: Frame) -> object:
+    def comprehension(self, e: ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp, frame: Frame) -> object:
         out: list[object] = []
-        sub = Frame(dict(frame.env), frame.qualname, frame.imports, frame.cls)
+        pairs: dict = {}
+        sub = Frame(dict(frame.env), frame.qualname, frame.imports, frame.cls, frame.mod, frame.self_name)
 
         def rec(i: int) -> None:
             if i == len(e.generators):
+                if isinstance(e, ast.DictComp):
+                    k = self.ev(e.key, sub)
+                    if isinstance(k, Py):
+                        try:
+                            pairs[k.value] = self.ev(e.value, sub)
+                        except TypeError:
+                            pass
+                    return
                 out.append(self.ev(e.elt, sub))
                 return
             g = e.generators[i]
@@ -660,74 +838,57 @@ class Interpreter:
                     rec(i + 1)
 
         rec(0)
-        return Seq(out, "list")
+        return Dict(pairs) if isinstance(e, ast.DictComp) else Seq(out, "list")
 
-    def lookup(self, name: str, frame: Frame, node: ast.AST) -> object:
+    def lookup(self, name: str, frame: Frame, node: ast.AST | None) -> object:
         if name in frame.env:
             return frame.env[name]
         if name in frame.imports:
-            return ModRef(frame.imports[name])
-        if name in self.module_env:
-            return self.module_env[name]
-        if name in self.m.imports:
-            return ModRef(self.m.imports[name])
-        if name in self.m.functions:
-            return FuncRef(name)
-        if name in self.m.classes:
-            return ClassRef(name)
-        if name in self.m.constants:
-            return self.ev(self.m.constants[name], frame)
+            return self.import_value(frame.imports[name], frame.mod)
+        env = self.env_of(frame.mod)
+        if name in env:
+            return env[name]
+        info = self.modinfo(frame.mod)
+        if name in info.imports:
+            return self.import_value(info.imports[name], frame.mod)
+        if name in info.functions:
+            return FuncRef(name, mod=frame.mod)
+        if name in info.classes:
+            return ClassRef(name, frame.mod)
+        if name in info.constants:
+            return self.ev(info.constants[name], frame)
         if name in ("True", "False", "None"):
             return Py({"True": True, "False": False, "None": None}[name])
         if name in _PY_BUILTINS:
             return ModRef("builtins." + name)
         return Unknown(name)
 
-    def attribute(self, obj: object, attr: str, node: ast.AST) -> object:
+    def attribute(self, obj: object, attr: str, node: ast.AST | None) -> object:
         if isinstance(obj, ModRef):
             return ModRef(f"{obj.dotted}.{attr}")
         if isinstance(obj, TensorRef):
             return self.tensor_attr(obj, attr, node)
         if isinstance(obj, Instance):
-            if attr in obj.attrs:
-                return obj.attrs[attr]
-            if f"{obj.cls}.{attr}" in self.m.functions:
-                fdef = self.m.functions[f"{obj.cls}.{attr}"]
-                if any(isinstance(d, ast.Name) and d.id == "property" for d in fdef.decorator_list):
-                    return self.run_function(f"{obj.cls}.{attr}", [], {}, bound=obj, node=node)
-                return FuncRef(f"{obj.cls}.{attr}", bound=obj)
-            for base in self.class_bases(obj.cls):
-                if f"{base}.{attr}" in self.m.functions:
-                    return FuncRef(f"{base}.{attr}", bound=obj)
-            if attr == "training":
-                return Py(self.settings.mode == "train")
-            return Unknown(f"self.{attr}")
-        if isinstance(obj, NNModule):
-            if attr == "training":
-                return Py(self.settings.mode == "train")
-            return obj.kwargs.get(attr, Unknown(f"{obj.kind}.{attr}"))
+            return self.instance_attr(obj, attr, node)
+        if isinstance(obj, Super):
+            return self.super_attr(obj, attr, node)
+        if isinstance(obj, FileMod):
+            return self.filemod_attr(obj, attr)
+        if isinstance(obj, ClassRef):
+            return self.class_attr(obj, attr, node)
+        if isinstance(obj, SymObj):
+            return self.sym(attr)
         if isinstance(obj, ShapeRef):
             return Unknown("shape." + attr)
         if isinstance(obj, Py) and attr in ("real", "imag"):
             return obj
-        if isinstance(obj, Dict) and attr in ("items", "keys", "values", "get"):
-            return Unknown("dict." + attr)
+        if isinstance(obj, Py) and isinstance(obj.value, str) and attr in STR_METHODS:
+            return BoundBuiltin(obj, attr)
+        if isinstance(obj, Seq) and obj.kind == "list" and attr in LIST_METHODS:
+            return BoundBuiltin(obj, attr)
+        if isinstance(obj, Dict) and attr in DICT_METHODS:
+            return BoundBuiltin(obj, attr)
         return Unknown(attr)
-
-    def class_bases(self, cls: str) -> list[str]:
-        c = self.m.classes.get(cls)
-        out = []
-        while c is not None:
-            nxt = None
-            for b in c.bases:
-                if isinstance(b, ast.Name) and b.id in self.m.classes:
-                    out.append(b.id)
-                    nxt = self.m.classes[b.id]
-                    break
-            c = nxt
-            if len(out) > 16:
-                break
-        return out
 
     def tensor_attr(self, t: TensorRef, attr: str, node: ast.AST) -> object:
         m = self.meta(t)
@@ -753,6 +914,8 @@ class Interpreter:
     # ------------------------------------------------------------------ calls
     def ev_call(self, e: ast.Call, frame: Frame) -> object:
         f = self.ev(e.func, frame)
+        if isinstance(f, ModRef) and f.dotted == "builtins.super":
+            return self.make_super(e, frame)
         args: list[object] = []
         for a in e.args:
             if isinstance(a, ast.Starred):
@@ -777,15 +940,33 @@ class Interpreter:
     def is_compile(self, f: object) -> bool:
         return isinstance(f, ModRef) and f.dotted in ("torch.compile", "torch._dynamo.optimize")
 
+    def make_super(self, e: ast.Call, frame: Frame) -> object:
+        """`super()` / `super(Cls, self)` inside a method."""
+        if len(e.args) == 2:
+            c, obj = self.ev(e.args[0], frame), self.ev(e.args[1], frame)
+            if isinstance(c, ClassRef):
+                return Super(obj, c.name, c.mod)
+        obj = frame.env.get(frame.self_name) if frame.self_name else None
+        if obj is None or frame.cls is None:
+            return Unknown("super")
+        return Super(obj, frame.cls, frame.mod)
+
     def call(self, f: object, args: list[object], kwargs: dict[str, object], node: ast.AST, frame: Frame) -> object:
         if isinstance(f, MethodRef):
             return self.method_call(TensorRef(f.vid), f.name, args, kwargs, node)
         if isinstance(f, FuncRef):
-            if f.qualname in self.m.functions:
-                if self.stack and self.stack[0] == "<module>" and len(self.stack) == 1:
+            if self.func_def(f.mod, f.qualname) is not None:
+                if f.mod is None and self.stack and self.stack[0] == "<module>" and len(self.stack) == 1:
                     self.call_sites.setdefault(f.qualname, [args, kwargs])
-                return self.run_function(f.qualname, args, kwargs, bound=f.bound, node=node)
-            return Unknown(f.qualname)
+                bound = f.bound
+                if bound is None and "." in f.qualname and "<locals>" not in f.qualname and args:
+                    fdef = self.func_def(f.mod, f.qualname)
+                    if fdef is not None and not ({"staticmethod"} & {getattr(d, "id", "") for d in fdef.decorator_list}):
+                        bound, args = args[0], args[1:]  # Cls.method(obj, ...) called through the class
+                return self.run_function(f.qualname, args, kwargs, bound=bound, node=node, mod=f.mod)
+            return self.opaque_call(f.qualname, args, kwargs, node)
+        if isinstance(f, BoundBuiltin):
+            return self.builtin_method(f, args, kwargs, node, frame)
         if isinstance(f, CompiledRef):
             if isinstance(f.target, FuncRef):
                 self.compiled_funcs.add(f.target.qualname)
@@ -800,41 +981,26 @@ class Interpreter:
             self.fg.region_returns[region] = [x.vid for x in _tensors_in(result)]
             return result
         if isinstance(f, ClassRef):
-            return self.construct(f.name, args, kwargs, node)
+            return self.construct(f, args, kwargs, node)
         if isinstance(f, Instance):
-            for q in [f.cls] + self.class_bases(f.cls):
-                if f"{q}.forward" in self.m.functions:
-                    return self.run_function(f"{q}.forward", args, kwargs, bound=f, node=node)
-                if f"{q}.__call__" in self.m.functions:
-                    return self.run_function(f"{q}.__call__", args, kwargs, bound=f, node=node)
-            return self.opaque_call(f.cls, args, kwargs, node)
-        if isinstance(f, NNModule):
-            return self.module_call(f, args, kwargs, node, frame)
+            return self.call_instance(f, args, kwargs, node, frame)
         if isinstance(f, ModRef):
             return self.dotted_call(f.dotted, args, kwargs, node, frame)
-        return self.opaque_call(getattr(f, "what", "") or type(f).__name__, args, kwargs, node)
+        if isinstance(f, FileMod):
+            return self.opaque_call(f.path, args, kwargs, node, foreign=False)
+        return self.opaque_call(getattr(f, "what", "") or getattr(f, "name", "") or type(f).__name__, args, kwargs,
+                                node, foreign=False)
 
-    def opaque_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
-        if any(isinstance(a, TensorRef) for a in list(args) + list(kwargs.values())):
+    def opaque_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST,
+                    foreign: bool = True) -> object:
+        """A call kpredict cannot see into. With tensor arguments it is reported as unknown; when it
+        is code outside torch (`foreign`), torch.compile cannot trace it either: a graph break."""
+        if any(isinstance(a, TensorRef) for a in _flat(list(args) + list(kwargs.values()))):
             self.unknown(node, name or "call")
+            if foreign:
+                self.graph_break(node, f"call to {name}, code kpredict cannot see into, with tensor arguments")
             return Unknown(name)
         return Unknown(name)
-
-    def construct(self, cls: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
-        inst = Instance(cls)
-        init = next((f"{q}.__init__" for q in [cls] + self.class_bases(cls) if f"{q}.__init__" in self.m.functions), None)
-        if init is not None:
-            was = self.recording
-            self.recording = False  # construction work is not part of the call being predicted
-            try:
-                self.run_function(init, args, kwargs, bound=inst, node=node)
-            finally:
-                self.recording = was
-        return inst
-
-    def module_call(self, mod: NNModule, args: list[object], kwargs: dict[str, object], node: ast.AST, frame: Frame) -> object:
-        self.unknown(node, f"nn.{mod.kind}")
-        return Unknown(mod.kind)
 
     def dotted_call(self, dotted: str, args: list[object], kwargs: dict[str, object], node: ast.AST, frame: Frame) -> object:
         if dotted.startswith("builtins."):
@@ -843,6 +1009,27 @@ class Interpreter:
             if args:
                 return CompiledRef(args[0])
             return ModRef("torch.compile")  # used as @torch.compile(...) factory
+        if dotted.startswith("kpredict.hook."):
+            return self.hook_call(dotted[len("kpredict.hook."):], args, kwargs, node)
+        cat_fn = self.catalogue_function(dotted)
+        if cat_fn is not None:
+            return self.run_function(cat_fn, args, kwargs, node=node, mod=CATALOGUE)
+        cat_cls = self.catalogue_class(dotted)
+        if cat_cls is not None:
+            return self.construct(ClassRef(cat_cls, CATALOGUE), args, kwargs, node)
+        if dotted in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+                      "torch.nn.parameter.Buffer"):
+            return args[0] if args else Unknown(dotted)
+        if dotted.startswith("torch.nn.init."):
+            return args[0] if args else Py(None)  # in-place initialization: not part of a forward
+        if dotted in ("collections.OrderedDict", "typing.OrderedDict", "collections.defaultdict"):
+            return self.builtin_call("dict", args, kwargs, node)
+        if dotted.startswith("torch.ops.aten."):
+            op = dotted[len("torch.ops.aten."):].split(".")[0]
+            if op in self.table.ops:
+                fact = self.table.ops[op]
+                self_t = args[0] if args and isinstance(args[0], TensorRef) else None
+                return self.apply_fact(fact, self_t, args[1:] if self_t is not None else args, kwargs, node)
         fact = self.table.for_api(dotted)
         if fact is not None:
             self_t = args[0] if args and isinstance(args[0], TensorRef) else None
@@ -870,8 +1057,9 @@ class Interpreter:
                 self.unknown(node, dotted)
                 return self.new_tensor(TensorMeta(), name=dotted)
             return Opaque(dotted)
-        if dotted.startswith("."):
-            return self.opaque_call(dotted, args, kwargs, node)
+        if dotted.split(".")[0] in ("einops", "typing", "dataclasses", "functools", "itertools", "operator",
+                                    "copy", "warnings", "logging"):
+            return self.opaque_call(dotted, args, kwargs, node, foreign=False)  # Dynamo traces these
         return self.opaque_call(dotted, args, kwargs, node)
 
     def builtin_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
@@ -889,6 +1077,9 @@ class Interpreter:
         if name == "len":
             if args and isinstance(args[0], Seq):
                 return Py(len(args[0].items))
+            if args and isinstance(args[0], Instance):
+                items = self.container_items(args[0])
+                return Py(len(items)) if items is not None else Opaque("len")
             if args and isinstance(args[0], TensorRef):
                 shape = self.meta(args[0]).shape
                 return Py(shape[0]) if shape and shape[0] is not None else Opaque("len")
@@ -906,6 +1097,9 @@ class Interpreter:
                     return Py(range(*vals))  # type: ignore[arg-type]
                 except Exception:  # noqa: BLE001
                     return Opaque("range")
+            syms = [a for a in args if isinstance(a, Sym)]
+            if len(syms) == 1 and all(isinstance(a, Sym) or isinstance(v, int) for a, v in zip(args, vals)):
+                return SymRange(syms[0].name)  # a trip count named by a symbol: figures become a + b*name
             return Opaque("range")
         if name in ("enumerate", "zip", "reversed", "list", "tuple", "sorted"):
             seqs = [self.iterate(a, node) for a in args]
@@ -927,10 +1121,32 @@ class Interpreter:
         if name in ("max", "min") and any(isinstance(a, TensorRef) for a in args):
             self.unknown(node, f"builtin {name}() on a tensor")
             return Unknown(name)
-        if name == "isinstance":
-            return Opaque("isinstance")
-        if name == "super":
-            return Unknown("super")
+        if name == "isinstance" and len(args) == 2:
+            return self.isinstance_of(args[0], args[1])
+        if name == "hasattr" and len(args) == 2 and isinstance(args[1], Py) and isinstance(args[0], Instance):
+            v = self.attribute(args[0], str(args[1].value), node)
+            return Py(not isinstance(v, Unknown)) if not isinstance(v, Sym) else Opaque("hasattr")
+        if name == "dict":
+            d: dict = {}
+            if args and isinstance(args[0], Dict):
+                d.update(args[0].items)
+            elif args:
+                for p in self.iterate(args[0], node) or []:
+                    if isinstance(p, Seq) and len(p.items) == 2 and isinstance(p.items[0], Py):
+                        try:
+                            d[p.items[0].value] = p.items[1]
+                        except TypeError:
+                            pass
+            d.update(kwargs)
+            return Dict(d)
+        if name == "setattr" and len(args) == 3 and isinstance(args[0], Instance) and isinstance(args[1], Py):
+            args[0].attrs[str(args[1].value)] = args[2]
+            return Py(None)
+        if name == "callable" and args:
+            return Py(isinstance(args[0], (FuncRef, Instance, ClassRef, BoundBuiltin, MethodRef))) \
+                if not isinstance(args[0], (Unknown, ModRef)) else Opaque("callable")
+        if name == "type" and len(args) == 1 and isinstance(args[0], Instance):
+            return ClassRef(args[0].cls, args[0].mod)
         if name == "sum" and args and isinstance(args[0], Seq):
             acc: object = Py(0)
             for x in args[0].items:
@@ -943,8 +1159,51 @@ class Interpreter:
             except Exception:  # noqa: BLE001
                 return Opaque(name)
         if name in ("getattr",) and len(args) >= 2 and isinstance(args[1], Py) and isinstance(args[1].value, str):
-            return self.attribute(args[0], args[1].value, node)
+            v = self.attribute(args[0], args[1].value, node)
+            return args[2] if len(args) > 2 and isinstance(v, Unknown) else v
+        if name in ("any", "all") and allpy and args:
+            try:
+                return Py((any if name == "any" else all)(vals[0]))  # type: ignore[arg-type]
+            except Exception:  # noqa: BLE001
+                return Opaque(name)
         return Opaque(name)
+
+    def isinstance_of(self, v: object, t: object) -> object:
+        """`isinstance(v, T)` when both sides are known well enough, else an unknown bool."""
+        if isinstance(t, Seq):
+            rs = [self.isinstance_of(v, x) for x in t.items]
+            if any(isinstance(r, Py) and r.value for r in rs):
+                return Py(True)
+            return Py(False) if all(isinstance(r, Py) for r in rs) else Opaque("isinstance")
+        pytypes = {"builtins.int": int, "builtins.float": float, "builtins.str": str, "builtins.bool": bool,
+                   "builtins.tuple": tuple, "builtins.list": list, "builtins.dict": dict}
+        if isinstance(t, ModRef) and t.dotted in pytypes:
+            want = pytypes[t.dotted]
+            if isinstance(v, Py):
+                return Py(isinstance(v.value, want))
+            if isinstance(v, Seq):
+                return Py(want is (tuple if v.kind == "tuple" else list))
+            if isinstance(v, Dict):
+                return Py(want is dict)
+            if isinstance(v, (TensorRef, Instance, FuncRef, ClassRef)):
+                return Py(False)
+            if isinstance(v, Sym):
+                return Py(want is int)
+            return Opaque("isinstance")
+        if isinstance(t, ModRef) and t.dotted in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            if isinstance(v, TensorRef):
+                return Py(True) if t.dotted == "torch.Tensor" else Opaque("isinstance")
+            return Py(False) if isinstance(v, (Py, Seq, Dict, Instance, Sym)) else Opaque("isinstance")
+        if isinstance(t, ModRef) and self.catalogue_class(t.dotted):
+            t = ClassRef(self.catalogue_class(t.dotted), CATALOGUE)  # type: ignore[arg-type]
+        if isinstance(t, ModRef) and t.dotted in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+            return Py(isinstance(v, Instance)) if not isinstance(v, (Unknown, Opaque)) else Opaque("isinstance")
+        if isinstance(t, ClassRef):
+            if isinstance(v, Instance):
+                return Py(any(k.name == t.name and k.mod == t.mod for k in self.mro(ClassRef(v.cls, v.mod))))
+            if isinstance(v, (TensorRef, Py, Seq, Dict)):
+                return Py(False)
+        return Opaque("isinstance")
 
     # ------------------------------------------------------------------ operators
     def binop(self, op: type, a: object, b: object, node: ast.AST) -> object:
@@ -1017,18 +1276,16 @@ class Interpreter:
                 except Exception:  # noqa: BLE001
                     r = Opaque("cmp")
             elif isinstance(op, (ast.Is, ast.IsNot)):
-                if isinstance(right, Py) and right.value is None:
-                    is_none = isinstance(left, Py) and left.value is None
-                    if isinstance(left, (TensorRef, Instance, NNModule, Seq, FuncRef)):
-                        is_none = False
-                    elif not isinstance(left, Py):
-                        r = Opaque("is")
-                        result = r
-                        left = right
-                        continue
-                    r = Py(is_none if isinstance(op, ast.Is) else not is_none)
-                else:
-                    r = Opaque("is")
+                same = _identical(left, right)
+                r = Opaque("is") if same is None else Py(same == isinstance(op, ast.Is))
+            elif isinstance(left, ModRef) and isinstance(right, ModRef) and isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+                r = Py((left.dotted == right.dotted) == isinstance(op, (ast.Eq, ast.Is)))  # dtypes, devices
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, Seq) and isinstance(left, ModRef) \
+                    and all(isinstance(x, ModRef) for x in right.items):
+                r = Py((left.dotted in [x.dotted for x in right.items]) == isinstance(op, ast.In))
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, Instance) and right.named is not None \
+                    and isinstance(left, Py):
+                r = Py((left.value in right.named) == isinstance(op, ast.In))
             elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (Seq, Dict)) and isinstance(left, Py):
                 keys = [py(x) for x in right.items] if isinstance(right, Seq) else list(right.items)
                 r = Py((left.value in keys) == isinstance(op, ast.In))
@@ -1093,6 +1350,12 @@ class Interpreter:
                 return Py(obj.value[idx.value])  # type: ignore[index]
             except Exception:  # noqa: BLE001
                 return Opaque("item")
+        if isinstance(obj, Instance) and (obj.children is not None or obj.named is not None):
+            return self.container_index(obj, idx)
+        if isinstance(obj, Instance):
+            get = self.instance_attr(obj, "__getitem__", e)
+            if isinstance(get, FuncRef):
+                return self.call(get, [idx], {}, e, frame)
         return Unknown("item")
 
     def tensor_index(self, t: TensorRef, idx: object, node: ast.AST) -> object:

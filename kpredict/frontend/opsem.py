@@ -10,6 +10,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from kpredict.frontend import shapes as S
+from kpredict.frontend.nnshapes import RULES as NN_RULES
+from kpredict.frontend.nnshapes import nn_shape
 from kpredict.frontend.values import ModRef, Opaque, Py, Seq, ShapeRef, TensorRef
 from kpredict.ir import TensorMeta
 from kpredict.opfacts import OpFact
@@ -402,4 +404,9 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
     elif rule == "sdpa":
         if len(metas) >= 3 and metas[0].shape is not None and metas[2].shape is not None:
             shape = metas[0].shape[:-1] + metas[2].shape[-1:]
+        # the attention kernels also write the per-row logsumexp (B, H, L) [M-CPU probes cases5.py:sdpa_drop]
+        reduce = S.ReduceInfo(metas[0].shape[:-1] if metas and metas[0].shape is not None else None, None, "inner")
+    elif rule in NN_RULES:
+        r = nn_shape(rule, fact.name, a, metas)
+        shape, reduce, n_out = r.shape, r.reduce, r.n_out
     return shape, contiguous, reduce, n_out, aten

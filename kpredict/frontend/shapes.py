@@ -108,8 +108,8 @@ def reduce_shape(shape: Shape, dims: list[int] | None, keepdim: bool) -> ReduceI
 
 
 def matmul_shape(a: Shape, b: Shape) -> Shape:
-    if a is None or b is None:
-        return None
+    if a is None or b is None or not a or not b:
+        return None  # matmul of a 0-d tensor is an error in torch: nothing to predict
     if len(a) == 1 and len(b) == 1:
         return ()
     if len(a) == 1:

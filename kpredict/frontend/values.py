@@ -2,13 +2,20 @@
 
 A value is either a tensor in the op graph (`TensorRef`), a Python value known exactly (`Py`),
 a Python value of unknown content (`Opaque`: ints from shapes, results of unknown calls that are
-surely not tensors), or something else the interpreter can act on (references to torch APIs,
-local functions, classes, module instances, sequences).
+surely not tensors; `Sym`: a named int such as `n_layer` that `--dim` can fix), or something else
+the interpreter can act on (references to torch APIs, functions, classes, module instances,
+sequences).
+
+Functions and classes carry the key of the module they are defined in (`mod`, a file path; None
+means the file being analyzed), because model code calls into other files of its package and into
+kpredict's own torch.nn catalogue (`CATALOGUE`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+CATALOGUE = "<torch.nn catalogue>"  # module key of the stub classes built from rules/modules.toml
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +36,29 @@ class Opaque:
 
 
 @dataclass(frozen=True, slots=True)
+class Sym:
+    """A named int that is not known statically (a constructor argument without default, a config
+    field without default): a loop over `range(Sym)` makes the figures symbolic in `name`."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SymRange:
+    """`range(n)` with `n` a `Sym`: a loop over it has an unknown trip count named `name`."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SymObj:
+    """An object of unknown class whose fields are read (a `config` parameter nobody describes):
+    its attributes are `Sym`s named after the field."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Unknown:
     """A value kpredict cannot see into; it may or may not be a tensor."""
 
@@ -44,13 +74,15 @@ class ModRef:
 
 @dataclass(frozen=True, slots=True)
 class FuncRef:
-    qualname: str  # key into ModuleInfo.functions
+    qualname: str  # key into the defining module's functions
     bound: object = None  # the `self` value for bound methods
+    mod: str | None = None  # defining module (None: the analyzed file)
 
 
 @dataclass(frozen=True, slots=True)
 class ClassRef:
     name: str
+    mod: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +107,24 @@ class ShapeRef:
     vid: int
 
 
+@dataclass(frozen=True, slots=True)
+class BoundBuiltin:
+    """A method of a value the interpreter models natively before it is called: `layers.append`,
+    `self.blocks.items`, `model.eval`, `d.get`."""
+
+    obj: object
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Super:
+    """`super()` inside a method of class `cls`: attribute lookup starts after `cls` in the bases."""
+
+    obj: object
+    cls: str
+    mod: str | None = None
+
+
 @dataclass(eq=False, slots=True)
 class Seq:
     items: list
@@ -88,21 +138,25 @@ class Dict:
 
 @dataclass(eq=False, slots=True)
 class Instance:
-    """An instance of a class defined in the analyzed file (often an nn.Module subclass)."""
+    """An instance of a class the interpreter can read: defined in the analyzed file, in another
+    file of the analyzed tree, or a torch.nn catalogue stub (an `NNModule`)."""
 
     cls: str
     attrs: dict = field(default_factory=dict)
+    mod: str | None = None
+    training: bool | None = None  # set by .train()/.eval(); None follows --mode
+    children: list | None = None  # nn.Sequential / nn.ModuleList items, in order
+    named: dict | None = None  # nn.ModuleDict items
 
 
 @dataclass(eq=False, slots=True)
-class NNModule:
-    """An instance of a torch.nn module class (nn.Linear(...)): its call is looked up in rules/modules.toml."""
+class NNModule(Instance):
+    """An instance of a torch.nn module class (nn.Linear(...)): a stub class generated from
+    rules/modules.toml, interpreted like user code. `kind` is the torch class name."""
 
-    kind: str  # e.g. "Linear"
-    args: list = field(default_factory=list)
-    kwargs: dict = field(default_factory=dict)
-    params: dict = field(default_factory=dict)  # name -> TensorRef of its parameters, made lazily
-    training: bool | None = None
+    @property
+    def kind(self) -> str:
+        return self.cls
 
 
 def is_tensor(v: object) -> bool:
@@ -115,3 +169,11 @@ def py_value(v: object, default: object = None) -> object:
 
 def known(v: object) -> bool:
     return isinstance(v, Py)
+
+
+@dataclass(frozen=True, slots=True)
+class FileMod:
+    """A module of the analyzed tree bound by `import pkg.layers as L` / `from . import layers`:
+    attribute access reads that file's functions, classes and module-level names."""
+
+    path: str

@@ -24,6 +24,8 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
     table = table or default_table()
     out: list[Kernel] = []
     for op in fg.ops:
+        if op.only == "compiled":
+            continue
         n = op_kernels(op, table, target)
         if n == 0:
             continue

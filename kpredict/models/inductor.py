@@ -94,6 +94,8 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
 
 class Scheduler:
     def __init__(self, fg: FunctionGraph, target: str, conf: dict) -> None:
+        if any(op.only == "eager" for op in fg.ops):  # eager-only ops (torch.nn catalogue) do not exist here
+            fg = replace(fg, ops=[op for op in fg.ops if op.only != "eager"])
         fg = fold_constants(fg)
         self.fg = fg
         self.target = target

@@ -1,0 +1,731 @@
+"""The object model of the interpreter: modules of the analyzed tree, classes, instances, nn.Modules.
+
+Model code is classes: `nn.Module` subclasses whose `__init__` builds submodules and whose
+`forward` calls them, configs held in dataclasses, helpers imported from sibling files, and
+torch.nn modules. This mixin gives the interpreter what it needs for that, without importing
+anything:
+
+- several modules at once: the analyzed file (key None), files of the analyzed tree reached
+  through imports (key: their real path), and the torch.nn catalogue stubs (key CATALOGUE);
+- classes: bases in approximately Python's order (depth first, left to right), class-level
+  attributes, dataclass fields, `super()`, properties, static and class methods;
+- instances: attributes set in `__init__`, `self.training` following `--mode` and `.eval()` /
+  `.train()`, parameters and buffers, nn.Sequential / ModuleList / ModuleDict containers;
+- the methods of nn.Module and of lists and dicts that model code calls while building itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import TYPE_CHECKING
+
+from kpredict.frontend import imports as I
+from kpredict.frontend.catalogue import catalogue_module, function_api, variant_method
+from kpredict.frontend.parse import ModuleInfo
+from kpredict.frontend.values import (
+    CATALOGUE, BoundBuiltin, ClassRef, Dict, FileMod, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq,
+    Super, Sym, SymObj, TensorRef, Unknown,
+)
+from kpredict.ir import TensorMeta
+
+if TYPE_CHECKING:
+    from kpredict.frontend.interp import Frame
+
+_MISSING = object()
+MODULE_STEPS = 20_000  # statements run for the top level of one imported file
+CONFIG_NAMES = ("config", "cfg", "conf", "args", "hparams", "hp", "params", "opt", "opts", "model_args",
+                "model_config", "configs", "hyperparams")
+CONFIG_SUFFIXES = ("Config", "Args", "Cfg", "Configuration", "Hparams", "HParams", "Params")
+MODULE_METHODS = frozenset({
+    "eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "double", "type", "requires_grad_",
+    "register_buffer", "register_parameter", "add_module", "register_module", "apply", "parameters",
+    "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+    "named_children", "state_dict", "load_state_dict", "zero_grad", "extra_repr", "__init__",
+    "get_submodule", "get_parameter", "register_forward_hook", "register_forward_pre_hook",
+    "register_full_backward_hook", "share_memory", "append", "extend", "insert", "items", "keys",
+    "values", "update", "pop", "get", "post_init", "init_weights", "tie_weights", "_init_weights",
+    "gradient_checkpointing_enable", "__setattr__", "__getattr__", "__post_init__",
+})
+LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "count", "copy", "remove", "reverse",
+                          "sort", "clear"})
+DICT_METHODS = frozenset({"items", "keys", "values", "get", "pop", "update", "setdefault", "copy", "clear"})
+STR_METHODS = frozenset({"format", "join", "startswith", "endswith", "lower", "upper", "split", "replace",
+                         "strip", "rstrip", "lstrip", "isdigit", "isidentifier", "title", "capitalize"})
+FLOAT_DTYPES = ("float32", "float16", "bfloat16", "float64")
+
+
+def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> set[str]:
+    out = set()
+    for d in node.decorator_list:
+        d = d.func if isinstance(d, ast.Call) else d
+        if isinstance(d, ast.Name):
+            out.add(d.id)
+        elif isinstance(d, ast.Attribute):
+            out.add(d.attr)
+    return out
+
+
+def looks_like_config(name: str) -> bool:
+    low = name.lower()
+    return low in CONFIG_NAMES or low.endswith("config") or low.endswith("_cfg")
+
+
+class ObjectModel:
+    """Mixin of `Interpreter`: everything about modules, classes and instances."""
+
+    # ------------------------------------------------------------------ modules
+    def modinfo(self, key: str | None) -> ModuleInfo:
+        if key is None:
+            return self.m
+        if key == CATALOGUE:
+            return self.catalogue()
+        info = self.shared.modules.get(key)
+        if info is None:
+            info = I.load_file(key) or ModuleInfo(key, ast.Module(body=[], type_ignores=[]), [])
+            self.shared.modules[key] = info
+        return info
+
+    def catalogue(self) -> ModuleInfo:
+        cat = self.shared.catalogue
+        if cat is None:
+            cat = self.shared.catalogue = catalogue_module(self.table.modules, self.table.functions)
+            self.shared.catalogue_api = function_api(self.table.functions)
+        return cat
+
+    def catalogue_function(self, dotted: str) -> str | None:
+        self.catalogue()
+        return self.shared.catalogue_api.get(dotted)
+
+    def catalogue_class(self, dotted: str) -> str | None:
+        """`torch.nn.Linear`, `torch.nn.modules.linear.Linear` -> 'Linear' when the catalogue has it."""
+        if not dotted.startswith("torch.nn."):
+            return None
+        name = dotted.rsplit(".", 1)[-1]
+        return name if f"{name}.__init__" in self.catalogue().functions else None
+
+    def path_of(self, key: str | None) -> str:
+        return self.m.path if key is None else key
+
+    def key_for_path(self, path: str) -> str | None:
+        real = os.path.realpath(path)
+        if real == os.path.realpath(self.m.path):
+            return None
+        return real
+
+    def func_def(self, key: str | None, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        fdef = self.modinfo(key).functions.get(qualname)
+        if fdef is None:
+            fdef = self.shared.local_defs.get((key, qualname))
+        return fdef
+
+    def env_of(self, key: str | None) -> dict:
+        """Names bound by a module's top-level code (run once, with op recording off)."""
+        if key is None:
+            return self.module_env
+        if key == CATALOGUE:
+            return self.shared.catalogue_env
+        env = self.shared.envs.get(key)
+        if env is not None:
+            return env
+        env = self.shared.envs[key] = {}  # bound first: an import cycle sees a partial module
+        self.run_top_level(key, env)
+        return env
+
+    def run_top_level(self, key: str, env: dict) -> None:
+        from kpredict.frontend.interp import Frame, _Budget, _Break, _Continue, _Return
+
+        info = self.modinfo(key)
+        frame = Frame(env=env, qualname="<module>", mod=key)
+        was, steps = self.recording, self.steps_left
+        self.recording = False
+        self.steps_left = MODULE_STEPS
+        try:
+            for stmt in info.tree.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    env[stmt.name] = FuncRef(stmt.name, mod=key)
+                    continue
+                if isinstance(stmt, ast.ClassDef):
+                    env[stmt.name] = ClassRef(stmt.name, key)
+                    continue
+                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                    continue  # resolved lazily through the import table
+                try:
+                    self.exec_stmt(stmt, frame)
+                except (_Return, _Break, _Continue):
+                    break
+        except _Budget:
+            pass
+        finally:
+            self.recording = was
+            self.steps_left = steps
+
+    def import_value(self, dotted: str, key: str | None) -> object:
+        """What an imported name is: a torch API (ModRef), or a function/class/module of the tree."""
+        top = dotted.lstrip(".").split(".")[0]
+        if not dotted.startswith(".") and (top in I.EXTERNAL or not top):
+            return ModRef(dotted)
+        cache_key = (key, dotted)
+        if cache_key in self.shared.import_cache:
+            return self.shared.import_cache[cache_key]
+        self.shared.import_cache[cache_key] = ModRef(dotted)  # cycle guard
+        hit = I.resolve(self.path_of(key), dotted)
+        value: object = ModRef(dotted)
+        if hit is not None:
+            path, rest = hit
+            if not rest:
+                value = FileMod(path)
+            else:
+                value = self.file_attr(self.key_for_path(path), rest[0])
+                for name in rest[1:]:
+                    value = self.attribute(value, name, None)
+        self.shared.import_cache[cache_key] = value
+        return value
+
+    def file_attr(self, key: str | None, name: str) -> object:
+        """`name` looked up in the module `key` as `from <module> import name` would."""
+        env = self.env_of(key)
+        if name in env:
+            return env[name]
+        info = self.modinfo(key)
+        if name in info.functions:
+            return FuncRef(name, mod=key)
+        if name in info.classes:
+            return ClassRef(name, key)
+        if name in info.constants:
+            from kpredict.frontend.interp import Frame
+
+            return self.ev(info.constants[name], Frame(env={}, qualname="<module>", mod=key))
+        if name in info.imports:
+            return self.import_value(info.imports[name], key)
+        path = self.path_of(key)
+        if os.path.basename(path) == "__init__.py":  # a submodule of a package
+            hit = I.resolve(path, "." + name)
+            if hit is not None and not hit[1]:
+                sub = self.key_for_path(hit[0])
+                return FileMod(hit[0]) if sub is not None else Unknown(name)
+        return Unknown(name)
+
+    def filemod_attr(self, fm: FileMod, name: str) -> object:
+        key = self.key_for_path(fm.path)
+        return self.file_attr(key, name)
+
+    # ------------------------------------------------------------------ classes
+    def class_def(self, c: ClassRef) -> ast.ClassDef | None:
+        return self.modinfo(c.mod).classes.get(c.name)
+
+    def mro(self, c: ClassRef) -> list[ClassRef]:
+        """The class and its bases that kpredict can read, nearest first (depth first, left to right)."""
+        key = (c.mod, c.name)
+        cached = self.shared.mro.get(key)
+        if cached is not None:
+            return cached
+        self.shared.mro[key] = [c]  # cycle guard
+        out: list[ClassRef] = [c]
+        cdef = self.class_def(c)
+        if cdef is not None:
+            from kpredict.frontend.interp import Frame
+
+            frame = Frame(env={}, qualname="<module>", mod=c.mod)
+            was = self.recording
+            self.recording = False
+            try:
+                for b in cdef.bases:
+                    if isinstance(b, ast.Subscript):  # Generic[T], nn.Module subclass with type params
+                        b = b.value
+                    bv = self.ev(b, frame)
+                    if isinstance(bv, ModRef):
+                        name = self.catalogue_class(bv.dotted)
+                        bv = ClassRef(name, CATALOGUE) if name else None
+                    if isinstance(bv, ClassRef):
+                        for x in self.mro(bv):
+                            if x not in out:
+                                out.append(x)
+            finally:
+                self.recording = was
+        self.shared.mro[key] = out
+        return out
+
+    def is_dataclass(self, c: ClassRef) -> bool:
+        cdef = self.class_def(c)
+        return cdef is not None and bool(_decorator_names(cdef) & {"dataclass", "dataclasses", "define", "frozen"})
+
+    def class_level(self, c: ClassRef, attr: str) -> object:
+        """A class-level assignment `attr = value` in the body of class `c` (evaluated once)."""
+        key = (c.mod, c.name, attr)
+        if key in self.shared.class_attrs:
+            return self.shared.class_attrs[key]
+        cdef = self.class_def(c)
+        value: object = _MISSING
+        if cdef is not None:
+            for stmt in cdef.body:
+                expr = None
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
+                    expr = stmt.value
+                elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
+                    expr = stmt.value
+                    if expr is not None:
+                        expr = _field_default(expr)
+                if expr is not None:
+                    from kpredict.frontend.interp import Frame
+
+                    was = self.recording
+                    self.recording = False
+                    try:
+                        value = self.ev(expr, Frame(env={}, qualname=c.name, mod=c.mod))
+                    finally:
+                        self.recording = was
+        self.shared.class_attrs[key] = value
+        return value
+
+    def class_attr(self, c: ClassRef, attr: str, node: ast.AST | None) -> object:
+        for k in self.mro(c):
+            fdef = self.func_def(k.mod, f"{k.name}.{attr}")
+            if fdef is not None:
+                decos = _decorator_names(fdef)
+                if "classmethod" in decos:
+                    return FuncRef(f"{k.name}.{attr}", bound=c, mod=k.mod)
+                return FuncRef(f"{k.name}.{attr}", mod=k.mod)
+            v = self.class_level(k, attr)
+            if v is not _MISSING:
+                return v
+        return Unknown(f"{c.name}.{attr}")
+
+    def dataclass_fields(self, c: ClassRef) -> list[tuple[str, ast.expr | None]]:
+        fields: list[tuple[str, ast.expr | None]] = []
+        for k in reversed(self.mro(c)):
+            cdef = self.class_def(k)
+            if cdef is None or not self.is_dataclass(k):
+                continue
+            for stmt in cdef.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    if "ClassVar" in ast.unparse(stmt.annotation):
+                        continue
+                    fields = [f for f in fields if f[0] != stmt.target.id]
+                    fields.append((stmt.target.id, stmt.value))
+        return fields
+
+    # ------------------------------------------------------------------ construction
+    def construct(self, c: ClassRef, args: list[object], kwargs: dict[str, object], node: ast.AST | None,
+                  describe: bool = False) -> object:
+        inst: Instance = NNModule(c.name, mod=c.mod) if c.mod == CATALOGUE else Instance(c.name, mod=c.mod)
+        chain = self.mro(c)
+        init = next((k for k in chain if self.func_def(k.mod, f"{k.name}.__init__") is not None), None)
+        was = self.recording
+        self.recording = False  # construction work is not part of the call being predicted
+        try:
+            if init is not None and not (self.is_dataclass(c) and init is not c and self.is_dataclass(init)):
+                self.run_function(f"{init.name}.__init__", args, kwargs, bound=inst, node=node, mod=init.mod,
+                                  describe=describe)
+            elif any(self.is_dataclass(k) for k in chain):
+                self.init_dataclass(inst, c, args, kwargs, describe)
+        finally:
+            self.recording = was
+        return inst
+
+    def init_dataclass(self, inst: Instance, c: ClassRef, args: list[object], kwargs: dict[str, object],
+                       describe: bool) -> None:
+        from kpredict.frontend.interp import Frame
+
+        frame = Frame(env={}, qualname=c.name, mod=c.mod)
+        given: list[str] = []
+        for i, (name, default) in enumerate(self.dataclass_fields(c)):
+            if i < len(args):
+                inst.attrs[name] = args[i]
+            elif name in kwargs:
+                inst.attrs[name] = kwargs[name]
+            elif default is not None:
+                if isinstance(default, ast.Call) and _call_name(default) == "field":
+                    factory = next((k.value for k in default.keywords if k.arg == "default_factory"), None)
+                    value = next((k.value for k in default.keywords if k.arg == "default"), None)
+                    inst.attrs[name] = (self.call(self.ev(factory, frame), [], {}, factory, frame)
+                                        if factory is not None else self.ev(value, frame) if value is not None
+                                        else Unknown(name))
+                else:
+                    inst.attrs[name] = self.ev(default, frame)
+                given.append(f"{name}={_show(inst.attrs[name])}")
+            else:
+                inst.attrs[name] = self.sym(name)
+        if describe and given:
+            self.assume(f"{c.name}() field defaults: {', '.join(given)}", force=True)
+        post = next((k for k in self.mro(c) if self.func_def(k.mod, f"{k.name}.__post_init__")), None)
+        if post is not None:
+            self.run_function(f"{post.name}.__post_init__", [], {}, bound=inst, mod=post.mod)
+
+    def sym(self, name: str) -> object:
+        """A named unknown int, or its value when `--dim name=N` fixes it."""
+        dims = self.settings.dim_map
+        return Py(dims[name]) if name in dims else Sym(name)
+
+    def config_value(self, p: ast.arg, frame: Frame, describe: bool) -> object:
+        """A constructor parameter without value that holds a config: an instance of its class with
+        the class's defaults when the class is known, else an object whose fields are symbols."""
+        cref = None
+        if p.annotation is not None:
+            ann = p.annotation
+            if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+                try:
+                    ann = ast.parse(ann.value, mode="eval").body
+                except SyntaxError:
+                    ann = None
+            if isinstance(ann, ast.Subscript):  # Optional[GPTConfig]
+                ann = ann.slice
+            v = self.ev(ann, frame) if ann is not None else None
+            if isinstance(v, ClassRef):
+                cref = v
+        if cref is None and looks_like_config(p.arg):
+            info = self.modinfo(frame.mod)
+            cands = [n for n in info.classes if n.endswith(CONFIG_SUFFIXES)]
+            if len(cands) == 1:
+                cref = ClassRef(cands[0], frame.mod)
+        if cref is None:
+            if looks_like_config(p.arg):
+                if describe:
+                    self.assume(f"{p.arg}: fields not known statically (symbols named after them)", force=True)
+                return SymObj(p.arg)
+            return None
+        if describe:
+            self.assume(f"{p.arg}: {cref.name}() with its default values", force=True)
+        return self.construct(cref, [], {}, None, describe=describe)
+
+    # ------------------------------------------------------------------ instances
+    def is_training(self, inst: Instance) -> bool:
+        return inst.training if inst.training is not None else self.settings.mode == "train"
+
+    def instance_attr(self, inst: Instance, attr: str, node: ast.AST | None) -> object:
+        if attr in inst.attrs:
+            return inst.attrs[attr]
+        if inst.named is not None and attr in inst.named:
+            return inst.named[attr]
+        for k in self.mro(ClassRef(inst.cls, inst.mod)):
+            qual = f"{k.name}.{attr}"
+            fdef = self.func_def(k.mod, qual)
+            if fdef is not None:
+                decos = _decorator_names(fdef)
+                if "property" in decos or "cached_property" in decos:
+                    return self.run_function(qual, [], {}, bound=inst, node=node, mod=k.mod)
+                if "staticmethod" in decos:
+                    return FuncRef(qual, mod=k.mod)
+                if "classmethod" in decos:
+                    return FuncRef(qual, bound=ClassRef(inst.cls, inst.mod), mod=k.mod)
+                return FuncRef(qual, bound=inst, mod=k.mod)
+            v = self.class_level(k, attr)
+            if v is not _MISSING:
+                return v
+        if attr == "training":
+            return Py(self.is_training(inst))
+        if attr in MODULE_METHODS:
+            return BoundBuiltin(inst, attr)
+        if inst.cls.endswith(CONFIG_SUFFIXES):
+            return self.sym(attr)
+        return Unknown(f"self.{attr}")
+
+    def super_attr(self, s: Super, attr: str, node: ast.AST | None) -> object:
+        obj = s.obj
+        if isinstance(obj, Instance):
+            chain = self.mro(ClassRef(obj.cls, obj.mod))
+            start = next((i for i, k in enumerate(chain) if k.name == s.cls and k.mod == s.mod), None)
+            rest = chain[start + 1:] if start is not None else chain[1:]
+            for k in rest:
+                qual = f"{k.name}.{attr}"
+                fdef = self.func_def(k.mod, qual)
+                if fdef is not None:
+                    if "property" in _decorator_names(fdef):
+                        return self.run_function(qual, [], {}, bound=obj, node=node, mod=k.mod)
+                    return FuncRef(qual, bound=obj, mod=k.mod)
+                v = self.class_level(k, attr)
+                if v is not _MISSING:
+                    return v
+            if attr in MODULE_METHODS:
+                return BoundBuiltin(obj, attr)
+        return BoundBuiltin(obj, "__init__") if attr == "__init__" else Unknown(f"super().{attr}")
+
+    def forward_of(self, inst: Instance) -> FuncRef | None:
+        """The method a call of the module runs: the first `forward` (or `__call__`) in its bases;
+        for torch.nn catalogue stubs, the variant for the mode and target when there is one."""
+        mode = "train" if self.is_training(inst) else "eval"
+        target = self.settings.target
+        for k in self.mro(ClassRef(inst.cls, inst.mod)):
+            if k.mod == CATALOGUE:
+                for when in (f"{mode},{target}", mode, target):
+                    name = f"{k.name}.{variant_method(when)}"
+                    if self.func_def(k.mod, name) is not None:
+                        return FuncRef(name, bound=inst, mod=k.mod)
+            for meth in ("forward", "__call__"):
+                if self.func_def(k.mod, f"{k.name}.{meth}") is not None:
+                    return FuncRef(f"{k.name}.{meth}", bound=inst, mod=k.mod)
+        return None
+
+    def call_instance(self, inst: Instance, args: list[object], kwargs: dict[str, object], node: ast.AST,
+                      frame: Frame) -> object:
+        fwd = self.forward_of(inst)
+        if fwd is None:
+            return self.opaque_call(inst.cls, args, kwargs, node, foreign=False)
+        return self.run_function(fwd.qualname, args, kwargs, bound=inst, node=node, mod=fwd.mod)
+
+    def set_training(self, v: object, mode: bool, seen: set[int] | None = None) -> None:
+        seen = set() if seen is None else seen
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, Instance):
+            v.training = mode
+            for x in list(v.attrs.values()) + list(v.children or []) + list((v.named or {}).values()):
+                self.set_training(x, mode, seen)
+        elif isinstance(v, Seq):
+            for x in v.items:
+                self.set_training(x, mode, seen)
+
+    def submodules(self, v: object, seen: set[int] | None = None) -> list[Instance]:
+        seen = set() if seen is None else seen
+        out: list[Instance] = []
+        if isinstance(v, Instance) and id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
+            for x in list(v.attrs.values()) + list(v.children or []) + list((v.named or {}).values()):
+                out.extend(self.submodules(x, seen))
+        elif isinstance(v, Seq):
+            for x in v.items:
+                out.extend(self.submodules(x, seen))
+        return out
+
+    def tensors_of(self, inst: Instance) -> list[tuple[str, TensorRef]]:
+        out: list[tuple[str, TensorRef]] = []
+        seen: set[int] = set()
+        for m in self.submodules(inst):
+            for name, v in m.attrs.items():
+                if isinstance(v, TensorRef) and v.vid not in seen:
+                    seen.add(v.vid)
+                    out.append((name, v))
+        return out
+
+    def cast_module(self, inst: Instance, dtype: str) -> None:
+        """`model.half()`: floating parameters and buffers get the new dtype (no op is recorded)."""
+        for m in self.submodules(inst):
+            for name, v in list(m.attrs.items()):
+                if isinstance(v, TensorRef):
+                    meta = self.meta(v)
+                    if meta.dtype in FLOAT_DTYPES:
+                        m.attrs[name] = self.new_tensor(TensorMeta(meta.shape, dtype, meta.device), is_input=True,
+                                                        name=name)
+
+    # ------------------------------------------------------------------ containers
+    def container_items(self, v: object) -> list[object] | None:
+        if isinstance(v, Instance):
+            if v.children is not None:
+                return list(v.children)
+            if v.named is not None:
+                return [Py(k) for k in v.named]
+        return None
+
+    def init_container(self, inst: object, items: object, kind: str) -> None:
+        """The hook the Sequential / ModuleList / ModuleDict stubs call from their __init__."""
+        if not isinstance(inst, Instance):
+            return
+        if kind == "dict":
+            inst.named = {}
+            pairs = items.items.items() if isinstance(items, Dict) else [
+                tuple(p.items) for p in (self.iterate(items, None) or []) if isinstance(p, Seq) and len(p.items) == 2]
+            for k, m in pairs:
+                key = k.value if isinstance(k, Py) else k
+                inst.named[key] = m
+            return
+        seq = self.iterate(items, None) or []
+        if kind == "sequential" and len(seq) == 1 and isinstance(seq[0], Dict):
+            inst.children = []
+            for k, m in seq[0].items.items():
+                inst.attrs[str(k)] = m
+                inst.children.append(m)
+            return
+        inst.children = [x for x in seq if not (isinstance(x, Py) and x.value is None)]
+
+    def container_index(self, inst: Instance, idx: object) -> object:
+        if inst.named is not None:
+            key = idx.value if isinstance(idx, Py) else _MISSING
+            return inst.named.get(key, Unknown("module dict item")) if key is not _MISSING else Unknown("item")
+        items = inst.children or []
+        if isinstance(idx, Py):
+            if isinstance(idx.value, slice):
+                new = type(inst)(inst.cls, mod=inst.mod, training=inst.training)
+                new.children = items[idx.value]
+                return new
+            if isinstance(idx.value, int) and -len(items) <= idx.value < len(items):
+                return items[idx.value]
+            if isinstance(idx.value, str) and idx.value in inst.attrs:
+                return inst.attrs[idx.value]
+        return Unknown("module list item")
+
+    # ------------------------------------------------------------------ builtin methods
+    def builtin_method(self, b: BoundBuiltin, args: list[object], kwargs: dict[str, object], node: ast.AST,
+                       frame: Frame) -> object:
+        obj, name = b.obj, b.name
+        if isinstance(obj, Seq):
+            return self.list_method(obj, name, args)
+        if isinstance(obj, Dict):
+            return self.dict_method(obj, name, args)
+        if isinstance(obj, Py) and isinstance(obj.value, str):
+            from kpredict.frontend.interp import _MISSING as M, py
+
+            vals = [py(a, M) for a in args]
+            if all(v is not M for v in vals) and not kwargs:
+                try:
+                    return Py(getattr(obj.value, name)(*vals))
+                except Exception:  # noqa: BLE001
+                    return Opaque(name)
+            return Opaque(name)
+        if isinstance(obj, Instance):
+            return self.module_method(obj, name, args, kwargs, node)
+        return Unknown(name)
+
+    def list_method(self, obj: Seq, name: str, args: list[object]) -> object:
+        items = obj.items
+        if name == "append" and args:
+            items.append(args[0])
+        elif name == "extend" and args:
+            items.extend(self.iterate(args[0], None) or [])
+        elif name == "insert" and len(args) == 2 and isinstance(args[0], Py) and isinstance(args[0].value, int):
+            items.insert(args[0].value, args[1])
+        elif name == "pop":
+            i = args[0].value if args and isinstance(args[0], Py) else -1
+            try:
+                return items.pop(i)  # type: ignore[arg-type]
+            except (IndexError, TypeError):
+                return Unknown("pop")
+        elif name == "copy":
+            return Seq(list(items), obj.kind)
+        elif name == "reverse":
+            items.reverse()
+        elif name == "clear":
+            items.clear()
+        elif name in ("index", "count"):
+            return Opaque(name)
+        return Py(None)
+
+    def dict_method(self, obj: Dict, name: str, args: list[object]) -> object:
+        d = obj.items
+        key = args[0].value if args and isinstance(args[0], Py) else _MISSING
+        try:
+            if name == "items":
+                return Seq([Seq([Py(k), v]) for k, v in d.items()], "list")
+            if name == "keys":
+                return Seq([Py(k) for k in d], "list")
+            if name == "values":
+                return Seq(list(d.values()), "list")
+            if name == "get":
+                if key is _MISSING:
+                    return Unknown("dict.get")
+                return d.get(key, args[1] if len(args) > 1 else Py(None))
+            if name == "pop":
+                if key is _MISSING:
+                    return Unknown("dict.pop")
+                return d.pop(key, args[1] if len(args) > 1 else Unknown("dict.pop"))
+            if name == "setdefault" and key is not _MISSING:
+                return d.setdefault(key, args[1] if len(args) > 1 else Py(None))
+            if name == "update" and args and isinstance(args[0], Dict):
+                d.update(args[0].items)
+            elif name == "copy":
+                return Dict(dict(d))
+            elif name == "clear":
+                d.clear()
+        except TypeError:
+            return Unknown(f"dict.{name}")
+        return Py(None)
+
+    def module_method(self, inst: Instance, name: str, args: list[object], kwargs: dict[str, object],
+                      node: ast.AST) -> object:
+        if name in ("eval", "train"):
+            mode = name == "train"
+            if name == "train" and args and isinstance(args[0], Py):
+                mode = bool(args[0].value)
+            self.set_training(inst, mode)
+            return inst
+        if name in ("register_buffer", "register_parameter", "add_module", "register_module") and len(args) >= 2:
+            if isinstance(args[0], Py) and isinstance(args[0].value, str):
+                inst.attrs[args[0].value] = args[1]
+                if name in ("add_module", "register_module") and inst.children is not None:
+                    inst.children.append(args[1])
+            return Py(None)
+        if name in ("half", "float", "bfloat16", "double"):
+            self.cast_module(inst, {"half": "float16", "float": "float32", "double": "float64"}.get(name, name))
+            return inst
+        if name in ("to", "type"):
+            from kpredict.frontend import shapes as S
+
+            for a in list(args) + [kwargs.get("dtype")]:
+                if isinstance(a, ModRef) and S.dtype_from_dotted(a.dotted):
+                    self.cast_module(inst, S.dtype_from_dotted(a.dotted))  # type: ignore[arg-type]
+            return inst
+        if name in ("cuda", "cpu", "requires_grad_", "share_memory", "apply", "zero_grad"):
+            return inst
+        if name in ("parameters", "buffers"):
+            return Seq([t for _n, t in self.tensors_of(inst)], "list")
+        if name in ("named_parameters", "named_buffers"):
+            return Seq([Seq([Py(n), t]) for n, t in self.tensors_of(inst)], "list")
+        if name in ("modules", "children"):
+            subs = self.submodules(inst)
+            return Seq(subs if name == "modules" else subs[1:], "list")
+        if name in ("append", "extend", "insert") and inst.children is not None:
+            self.list_method(Seq(inst.children, "list"), name, args)
+            return inst
+        if inst.named is not None and name in ("items", "keys", "values", "get", "update", "pop"):
+            return self.dict_method(Dict(inst.named), name, args)
+        if name == "__init__":
+            return Py(None)
+        return Opaque(name)
+
+    # ------------------------------------------------------------------ hooks of the catalogue stubs
+    def hook_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        if name == "param":
+            return self.make_param(args[0] if args else Py(None), args[1] if len(args) > 1 else Py(None))
+        if name == "container" and len(args) >= 3:
+            self.init_container(args[0], args[1], str(args[2].value) if isinstance(args[2], Py) else "")
+            return Py(None)
+        if name == "only" and args and isinstance(args[0], Py) and args[0].value in ("eager", "compiled"):
+            return ModRef(f"kpredict.only.{args[0].value}")
+        if name == "target":
+            return Py(self.settings.target)
+        if name == "contiguous" and args and isinstance(args[0], TensorRef):
+            return Py(self.value(args[0]).contiguous)
+        return Unknown(name)
+
+    def make_param(self, shape: object, dtype: object) -> object:
+        from kpredict.frontend import shapes as S
+        from kpredict.frontend.interp import _MISSING as M, py
+
+        if isinstance(shape, Py) and shape.value is None:
+            return Py(None)
+        dims: list[int | None] | None = None
+        items = shape.items if isinstance(shape, Seq) else None
+        if items is None and isinstance(shape, Py) and isinstance(shape.value, (tuple, list)):
+            items = [Py(x) for x in shape.value]
+        if items is not None:
+            dims = []
+            for x in items:
+                v = py(x, M)
+                dims.append(v if isinstance(v, int) and not isinstance(v, bool) else None)
+        dt = S.dtype_from_dotted(dtype.dotted) if isinstance(dtype, ModRef) else None
+        return self.new_tensor(TensorMeta(tuple(dims) if dims is not None else None, dt or "float32"),
+                               is_input=True, name="param")
+
+
+def _field_default(expr: ast.expr) -> ast.expr | None:
+    """`x: int = field(default=3)` -> 3; a default_factory is left to init_dataclass."""
+    if isinstance(expr, ast.Call) and _call_name(expr) == "field":
+        for k in expr.keywords:
+            if k.arg == "default":
+                return k.value
+        return None
+    return expr
+
+
+def _call_name(e: ast.Call) -> str:
+    f = e.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+
+
+def _show(v: object) -> str:
+    if isinstance(v, Py):
+        return repr(v.value)
+    if isinstance(v, Instance):
+        return f"{v.cls}(...)"
+    return type(v).__name__
