@@ -10,6 +10,9 @@ version (`default_table().version`) and a digest of every rules/*.toml, and `Set
 covers every option that changes predictions or findings). The value is the FileReport serialized by
 kpredict.serial, so a cached report has `graph=None` on its functions.
 
+An entry also lists the other files the analysis read (imported modules of the same tree), each with
+its size, mtime and sha256, and is used only while they are unchanged (see recording_reads below).
+
 Entries are written atomically (a temporary file in the same folder, then os.replace), so parallel
 workers never see half an entry; an entry that cannot be read or decoded is ignored and rewritten.
 Reports with an internal error are never stored. Any failure to write is silent: the cache is only
@@ -21,7 +24,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
+import sysconfig
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -96,6 +104,114 @@ def config_digest(config: object | None) -> str:
     return hashlib.sha256(json.dumps(_canonical(config), sort_keys=True).encode()).hexdigest()[:16]
 
 
+# -- other files an analysis reads (imported modules of the same tree, pyproject.toml) ---------------
+#
+# The analysis of one file may read others (`from .layers import Block`). Which ones is the frontend's
+# business; the cache learns it without any help from the frontend through an audit hook (PEP 578):
+# every `open()` during the analysis of a file is recorded, and the entry is valid only while each of
+# those files is unchanged (same size and mtime, else same sha256) and each file that was probed and
+# absent is still absent. Files of kpredict itself, its rules and the Python installation are left out
+# (the key already covers kpredict and its rules).
+
+_recording: set[str] | None = None  # the paths being collected, while recording_reads() runs
+_hook_installed = False
+_hook_lock = threading.Lock()
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event != "open":
+        return
+    rec = _recording
+    if rec is None:
+        return
+    path = args[0] if args else None
+    if isinstance(path, (str, bytes, os.PathLike)):
+        mode = args[1] if len(args) > 1 else "r"
+        if mode is None or isinstance(mode, str) and not any(c in mode for c in "wax+"):
+            rec.add(os.fsdecode(path))
+
+
+@lru_cache(maxsize=1)
+def _ignored_prefixes() -> tuple[str, ...]:
+    from kpredict.opfacts import _rules_dir
+
+    roots = {str(Path(__file__).resolve().parent), str(Path(_rules_dir()).resolve())}
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix):
+        roots.add(os.path.realpath(p))
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            roots.add(os.path.realpath(p))
+    return tuple(sorted(r.rstrip(os.sep) + os.sep for r in roots))
+
+
+@contextmanager
+def recording_reads() -> Iterator[set[str]]:
+    """Collect the paths opened for reading while the block runs (any thread: see parallel.run_deep)."""
+    global _hook_installed, _recording
+    if not _hook_installed:
+        with _hook_lock:
+            if not _hook_installed:
+                sys.addaudithook(_audit)
+                _hook_installed = True
+    outer = _recording
+    paths: set[str] = set()
+    _recording = paths
+    try:
+        yield paths
+    finally:
+        _recording = outer
+        if outer is not None:
+            outer |= paths
+
+
+def _file_state(path: str) -> list | None:
+    """[size, mtime_ns, sha256] of a regular file, or None when there is none."""
+    try:
+        st = os.stat(path)
+        if not os.path.isfile(path):
+            return None
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, digest]
+
+
+def dependency_states(paths: set[str], own: str) -> list[list]:
+    """[[absolute path, state or None], ...] for the files an analysis read, besides its own file."""
+    own_abs = os.path.abspath(own)
+    ignored = _ignored_prefixes()
+    out = []
+    for p in sorted({os.path.abspath(p) for p in paths}):
+        if p == own_abs or p.endswith((".pyc", ".so")) or os.path.realpath(p).startswith(ignored):
+            continue
+        out.append([p, _file_state(p)])
+    return out
+
+
+def _deps_unchanged(deps: object) -> bool:
+    if not isinstance(deps, list):
+        return False
+    for item in deps:
+        path, state = item
+        try:
+            st = os.stat(path)
+            exists = os.path.isfile(path)
+        except OSError:
+            exists = False
+        if state is None or not exists:
+            if (state is None) != (not exists):
+                return False
+            continue
+        if [st.st_size, st.st_mtime_ns] == state[:2]:
+            continue
+        now = _file_state(path)
+        if now is None or now[2] != state[2]:
+            return False
+    return True
+
+
 class Cache:
     """One cache folder, bound to one Settings (whose key is part of every entry's key)."""
 
@@ -138,6 +254,8 @@ class Cache:
             d = json.loads(raw)
             if not isinstance(d, dict) or d.get("key") != key or d.get("format") != FORMAT:
                 raise ValueError("stale or foreign entry")
+            if d.get("deps") and not _deps_unchanged(d["deps"]):
+                raise ValueError("a file it read has changed")
             report = file_report_from_dict(d["report"])
         except FileNotFoundError:
             self.misses += 1
@@ -149,7 +267,9 @@ class Cache:
         self.hits += 1
         return report
 
-    def put(self, path: str, data: bytes, report: FileReport, only: str | None = None) -> None:
+    def put(self, path: str, data: bytes, report: FileReport, only: str | None = None,
+            reads: set[str] | None = None) -> None:
+        """Store a report; `reads`: the files its analysis opened (see recording_reads)."""
         if report.error and report.error.startswith("internal error"):
             return
         key = self.key(path, data, only)
@@ -157,7 +277,8 @@ class Cache:
         try:
             self._prepare()
             target.parent.mkdir(parents=True, exist_ok=True)
-            payload = json.dumps({"format": FORMAT, "key": key, "report": file_report_to_dict(report)},
+            deps = dependency_states(reads, path) if reads else []
+            payload = json.dumps({"format": FORMAT, "key": key, "deps": deps, "report": file_report_to_dict(report)},
                                  separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogateescape")
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
             try:

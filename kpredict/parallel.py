@@ -88,9 +88,14 @@ def analyze_target(target: Target, settings: Settings, cache: Cache | None = Non
         hit = cache.get(target.path, data, target.only)
         if hit is not None:
             return hit
-    report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
     if cache is not None:
-        cache.put(target.path, data, report, target.only)
+        from kpredict.cache import recording_reads
+
+        with recording_reads() as reads:
+            report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
+        cache.put(target.path, data, report, target.only, reads=reads)
+    else:
+        report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
     if not keep_graphs:
         for fn in report.functions:
             fn.graph = None

@@ -660,3 +660,40 @@ def test_cache_keeps_lint_findings_and_keys_on_lint_config(tmp_path: Path) -> No
     assert other.hits == 0 and r.findings == []
     par = list(analyze_paths([str(src), str(src) + "::f"], s, jobs=2, cache=Cache(tmp_path / "d", s, full), lint=full))
     assert par[0] == cold[0]
+
+
+def test_cache_entry_depends_on_the_files_its_analysis_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When analyzing a file reads another (an imported module of the tree), a change there invalidates it."""
+    (tmp_path / "model.py").write_text(GOOD)
+    layers = tmp_path / "layers.py"
+    layers.write_text("# v1\n")
+    ghost = tmp_path / "ghost.py"  # probed while absent: appearing later must invalidate too
+    real = api.analyze_source
+
+    def analyze_source(source, path="<string>", *a, **k):
+        if path.endswith("model.py"):
+            with open(layers, "rb") as f:
+                f.read()
+            try:
+                open(ghost, "rb").close()
+            except FileNotFoundError:
+                pass
+        return real(source, path, *a, **k)
+
+    monkeypatch.setattr(api, "analyze_source", analyze_source)
+    s = Settings()
+
+    def run() -> Cache:
+        c = Cache(tmp_path / "c", s)
+        (r,) = analyze_paths([str(tmp_path / "model.py")], s, jobs=1, cache=c)
+        assert r.error is None
+        return c
+
+    assert run().hits == 0
+    assert run().hits == 1
+    layers.write_text("# v2, same folder, new content\n")
+    assert run().hits == 0
+    assert run().hits == 1
+    ghost.write_text("")
+    assert run().hits == 0
+    assert run().hits == 1
