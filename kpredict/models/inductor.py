@@ -22,6 +22,7 @@ from kpredict.ir import FunctionGraph, Kernel, Op
 from kpredict.opfacts import default_targets
 
 FUSIBLE = ("pointwise", "reduction", "random")
+MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; NOTE cheat sheet 19]
 # reductions that carry their own full-size epilogue (row statistics, then every element rescaled)
 ROW_EPILOGUE = ("_softmax", "_log_softmax", "layer_norm", "rms_norm")
 
@@ -205,6 +206,11 @@ class Scheduler:
             return rout < c["split_outer_max_outputs"] and rlen > c["split_outer_min_len"]
         return rout < c["split_inner_max_outputs"] and rlen > c["split_inner_min_len"]
 
+    def realized(self, g: Group) -> int:
+        """Scheduler nodes in a group: lowering inlines single-use pointwise ops, so only reductions
+        and values read more than once count towards max_fusion_size (100 chained ops: 1 kernel)."""
+        return sum(1 for o in g.nodes if self.ops[o].category == "reduction" or len(self.users.get(o, ())) > 1)
+
     def inlinable(self, g: Group, n: Node) -> bool:
         """A pointwise group used only by `n` is inlined into it, whatever its size (broadcast operands)."""
         return g.red is None and all(self.users.get(o, set()) <= set(g.nodes) | {n.op.oid} for o in g.nodes)
@@ -212,7 +218,7 @@ class Scheduler:
     def can_fuse(self, g: Group, n: Node, horizontal: bool = False) -> bool:
         if g.kind != "fused" or n.kind not in ("pw", "red"):
             return False
-        if len(g.nodes) >= 64:
+        if self.realized(g) >= MAX_FUSION_SIZE:
             return False
         if g.red is None:
             if g.numel is None or n.numel is None or g.numel == n.numel:
@@ -339,7 +345,7 @@ class Scheduler:
                         continue
                     if self.conf["horizontal_needs_shared_input"] and not self._share_input(a, b, nodes):
                         continue
-                    if len(a.nodes) + len(b.nodes) > 64:
+                    if self.realized(a) + self.realized(b) > MAX_FUSION_SIZE:
                         continue
                     if not self._compatible(a, b, nodes):
                         continue
