@@ -42,10 +42,17 @@ def analyze_source(
     except ParseError as e:
         return FileReport(path=path, error=str(e))
     functions: list[FunctionReport] = []
+
+    def predict(fg, s: Settings) -> FunctionReport:  # noqa: ANN001
+        return function_report(fg, eager_kernels(fg, s.target, table), compiled_kernels(fg, s.target), s)
+
     for fg in build_graphs(module, table, settings, only=only):
-        ek = eager_kernels(fg, settings.target, table)
-        ck = compiled_kernels(fg, settings.target)
-        functions.append(function_report(fg, ek, ck, settings))
+        report = predict(fg, settings)
+        if fg.loop_symbols:  # loops over range(config.n_layer) with n_layer unknown: a + b*n_layer
+            from kpredict.symbolic import rerun, symbolic_report
+
+            report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict))
+        functions.append(report)
     if only is not None and not functions:
         return FileReport(path=path, error=f"no function named {only!r}")
     report = FileReport(path=path, functions=functions)

@@ -57,7 +57,9 @@ def main() -> None:
 def report(paths: tuple[str, ...], target: str, mode: str, fmt: str, dims: tuple[str, ...], verbose: bool,
            run: RunOptions) -> None:
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
-    settings = Settings(target=target, mode=mode, dims=parse_dims(dims))
+    from kpredict.dims import merged_dims
+
+    settings = Settings(target=target, mode=mode, dims=merged_dims(paths, parse_dims(dims)))
     rep = Report(target=target, files=list(analyze_paths(paths, settings, jobs=run.jobs, cache=run.cache(settings))))
     if fmt == "json":
         from kpredict.render.json_report import render

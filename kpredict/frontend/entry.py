@@ -163,7 +163,20 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
             it.assume("nesting too deep to follow; figures cover its first part", force=True)
             fg.unknowns.append(UnknownOp(fdef.lineno, "internal error: nesting too deep"))
         fg.returns = _returns(ret)
+        if not fg.returns and not (isinstance(ret, Py) and ret.value is None):
+            fg.returns = _leaves(fg)  # what it returns is not known: keep every final result live
         yield fg
+
+
+def _leaves(fg: FunctionGraph) -> list[int]:
+    """Outputs of the graph's ops that no later op reads (by storage)."""
+    read = {fg.values[v].storage for op in fg.ops for v in op.inputs if v in fg.values}
+    out: list[int] = []
+    for op in fg.ops:
+        if op.category in ("view", "alloc", "noop", "sync") or op.free_reason:
+            continue
+        out.extend(v for v in op.outputs if v in fg.values and fg.values[v].storage not in read)
+    return out
 
 
 EXAMPLE_TAG = "# kpredict: example"

@@ -14,11 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from kpredict.frontend import shapes as S
+from kpredict.frontend import strides as L
 from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, ObjectModel
 from kpredict.frontend.parse import ModuleInfo, import_table
 from kpredict.frontend.values import (
     CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
-    NNModule, Opaque, Py, Seq, ShapeRef, Super, Sym, SymObj, SymRange, TensorRef, Unknown,
+    NNModule, Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Unknown,
 )
 from kpredict.ir import FunctionGraph, GraphBreak, Op, Span, TensorMeta, Value
 from kpredict.ir import Unknown as UnknownOp
@@ -130,6 +131,8 @@ class Shared:
         self.import_cache: dict[tuple, object] = {}
         self.mro: dict[tuple, list] = {}
         self.class_attrs: dict[tuple, object] = {}
+        self.matrix_t: set[int] = set()  # views that are a contiguous tensor with its last two dims swapped
+        self.strides: dict[int, tuple[int, ...]] = {}  # layouts known for views and their users (strides.py)
         self.catalogue: ModuleInfo | None = None
         self.catalogue_api: dict[str, str] = {}
         self.catalogue_env: dict[str, object] = {
@@ -260,6 +263,23 @@ class Interpreter(ObjectModel):
             self.fg.inputs.append(vid)
         return v
 
+    def strides_of(self, t: TensorRef) -> tuple[int, ...] | None:
+        """Known strides of a tensor: recorded for views and layout-following outputs, else
+        contiguous ones when the tensor is contiguous and its shape known."""
+        st = self.shared.strides.get(t.vid)
+        if st is not None:
+            return st
+        shape = self.meta(t).shape
+        if shape is None or None in shape or not self.value(t).contiguous:
+            return None
+        return L.contiguous_strides(tuple(shape))  # type: ignore[arg-type]
+
+    def set_strides(self, t: TensorRef, st: tuple[int, ...]) -> None:
+        self.shared.strides[t.vid] = st
+        shape = self.meta(t).shape
+        if shape is not None and None not in shape:
+            self.value(t).contiguous = L.is_contiguous(tuple(shape), st)  # type: ignore[arg-type]
+
     def meta(self, v: object) -> TensorMeta:
         if isinstance(v, TensorRef):
             return self.local(v.vid).meta
@@ -343,8 +363,8 @@ class Interpreter(ObjectModel):
         cls = qualname.rsplit(".", 1)[0] if "." in qualname and "<locals>" not in qualname else None
         frame = Frame(env={}, qualname=qualname, imports=import_table(fdef.body), cls=cls, mod=mod)
         anchor = self.anchor
-        if mod == CATALOGUE and anchor is None:
-            self.anchor = node  # ops of torch.nn code are reported at the user's call
+        if mod is not None and anchor is None and node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.anchor = node  # ops of torch.nn code and of other files are reported at the user's call
         self.bind_params(fdef, frame, args, kwargs, bound, describe)
         self.stack.append(f"nn.{qualname}" if mod == CATALOGUE else qualname)
         self.active.add(key)
@@ -572,7 +592,15 @@ class Interpreter(ObjectModel):
             return [Opaque("dim")] * n
         if isinstance(v, TensorRef):
             return [self.unary_view(v, "unbind", None) for _ in range(n)]
+        if isinstance(v, SplitRef):
+            return [self.piece(v) for _ in range(n)]
         return [Unknown("unpack")] * n
+
+    def piece(self, v: SplitRef) -> TensorRef:
+        """One piece of a split whose sizes are not known: a view of the base, shape unknown."""
+        base = self.value(TensorRef(v.vid))
+        return self.new_tensor(TensorMeta(None, base.meta.dtype, base.meta.device), storage=base.storage,
+                               contiguous=False)
 
     def aug_assign(self, s: ast.AugAssign, frame: Frame) -> None:
         cur = self.ev(s.target, frame) if not isinstance(s.target, ast.Subscript) else None
@@ -613,6 +641,7 @@ class Interpreter(ObjectModel):
             return
         # Unknown condition: analyze both branches, keep the one that launches more (an upper bound).
         st = self.snapshot()
+        home = frame.env  # the frame's own dict (a module's namespace is shared): written back below
         env0 = dict(frame.env)
         results = []
         for body in (s.body, s.orelse):
@@ -644,7 +673,9 @@ class Interpreter(ObjectModel):
         self.fg.graph_breaks.extend(breaks)
         self.fg.unknowns.extend(unknowns)
         self.graph = graph
-        frame.env = env
+        home.clear()
+        home.update(env)
+        frame.env = home
         if exc is not None:
             raise exc
 
@@ -1350,12 +1381,30 @@ class Interpreter(ObjectModel):
                 return Py(obj.value[idx.value])  # type: ignore[index]
             except Exception:  # noqa: BLE001
                 return Opaque("item")
+        if isinstance(obj, SplitRef) and isinstance(idx, Py) and isinstance(idx.value, int):
+            return self.piece(obj)
         if isinstance(obj, Instance) and (obj.children is not None or obj.named is not None):
             return self.container_index(obj, idx)
         if isinstance(obj, Instance):
-            get = self.instance_attr(obj, "__getitem__", e)
-            if isinstance(get, FuncRef):
-                return self.call(get, [idx], {}, e, frame)
+            return self.instance_item(obj, idx, e, frame)
+        return Unknown("item")
+
+    def instance_item(self, obj: Instance, idx: object, node: ast.AST, frame: Frame) -> object:
+        """`out[0]` / `out["logits"]`: dataclass outputs (ModelOutput) index their non-None fields;
+        other classes run their own __getitem__."""
+        if any(self.is_dataclass(k) for k in self.mro(ClassRef(obj.cls, obj.mod))):
+            key = idx.value if isinstance(idx, Py) else None
+            if isinstance(key, str):
+                return obj.attrs.get(key, Unknown(key))
+            fields = [v for v in obj.attrs.values() if not (isinstance(v, Py) and v.value is None)]
+            if isinstance(key, int) and -len(fields) <= key < len(fields):
+                return fields[key]
+            if isinstance(key, slice):
+                return Seq(fields[key], "tuple")
+            return Unknown("item")
+        get = self.instance_attr(obj, "__getitem__", node)
+        if isinstance(get, FuncRef):
+            return self.call(get, [idx], {}, node, frame)
         return Unknown("item")
 
     def tensor_index(self, t: TensorRef, idx: object, node: ast.AST) -> object:
@@ -1370,15 +1419,20 @@ class Interpreter(ObjectModel):
         m = self.meta(t)
         shape = list(m.shape) if m.shape is not None else None
         out: list[int | None] | None = [] if shape is not None else None
+        base_st = self.strides_of(t)
+        st: list[int] | None = [] if base_st is not None else None
         contiguous = self.value(t).contiguous
         dim = 0
         ok = True
         first_real = True
+        advanced = False
         for p in parts:
             v = py(p, _MISSING)
             if v is None:
                 if out is not None:
                     out.append(1)
+                if st is not None:
+                    st.append(0)
                 continue
             if v is Ellipsis:
                 n_rest = sum(1 for q in parts if py(q, _MISSING) not in (None, Ellipsis))
@@ -1386,10 +1440,18 @@ class Interpreter(ObjectModel):
                     for _ in range(max(0, len(shape) - n_rest)):
                         if dim < len(shape):
                             out.append(shape[dim])
+                            if st is not None:
+                                st.append(base_st[dim])  # type: ignore[index]
                             dim += 1
                 first_real = False
                 continue
             size = shape[dim] if shape is not None and dim < len(shape) else None
+            if isinstance(v, (tuple, list)) and v and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+                advanced = True  # x[:, [-1], :]: a list index gathers a copy (aten.index)
+                if out is not None:
+                    out.append(len(v))
+                dim += 1
+                continue
             if isinstance(v, slice):
                 full = v.start in (None, 0) and v.stop is None and v.step in (None, 1)
                 if not full and not first_real:
@@ -1401,6 +1463,8 @@ class Interpreter(ObjectModel):
                         out.append(S.slice_dim(size, v.start, v.stop, v.step))
                     else:
                         out.append(None)
+                if st is not None and dim < len(base_st):  # type: ignore[arg-type]
+                    st.append(base_st[dim] * (v.step if isinstance(v.step, int) else 1))  # type: ignore[index]
                 if not full:
                     first_real = False
                 dim += 1
@@ -1417,9 +1481,19 @@ class Interpreter(ObjectModel):
                 dim += 1
         if out is not None and shape is not None:
             out.extend(shape[dim:])
+        if st is not None:
+            st.extend(base_st[dim:])  # type: ignore[index]
         new_shape = tuple(out) if (out is not None and ok) else None
+        if advanced:
+            res = self.new_tensor(TensorMeta(new_shape, m.dtype, m.device))
+            index = self.new_tensor(TensorMeta((1,), "int64", m.device), is_input=True, name="index")
+            self.emit(self.fact("index"), node, [t, index], [res])
+            return res
         kind = "select" if any(isinstance(py(p, _MISSING), int) for p in parts) else "slice"
-        return self.make_view(t, TensorMeta(new_shape, m.dtype, m.device), contiguous, kind, node)
+        view = self.make_view(t, TensorMeta(new_shape, m.dtype, m.device), contiguous, kind, node)
+        if st is not None and new_shape is not None and None not in new_shape and len(st) == len(new_shape):
+            self.set_strides(view, tuple(st))
+        return view
 
     def setitem(self, t: TensorRef, target: ast.Subscript, v: object, frame: Frame, node: ast.AST) -> None:
         """`x[i] = v`: an in-place write into x (or into a view of it); x keeps its identity."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 Shape = tuple[int | None, ...] | None
 RULES = frozenset({"conv", "conv_transpose", "pool", "adaptive_pool", "batch_norm", "group_norm", "loss",
-                   "nll_loss", "pixel_shuffle", "upsample", "glu", "same_stats", "mha"})
+                   "nll_loss", "pixel_shuffle", "upsample", "glu", "same_stats", "mha", "outer"})
 
 
 @dataclass(slots=True)
@@ -153,6 +153,9 @@ def nn_shape(rule: str, fact_name: str, a: Args, metas: list[TensorMeta]) -> NNS
             return NNShape(x)
         stat = (x[0], x[1], k[1]) if x is not None and k is not None and len(x) == 3 and len(k) == 3 else None
         return NNShape(x, S.ReduceInfo(stat, None, "inner"))
+    if rule == "outer":
+        y = metas[1].shape if len(metas) > 1 else None
+        return NNShape((_prod(x), _prod(y)) if x is not None and y is not None else None)
     if rule == "same_stats":
         return NNShape(x, S.ReduceInfo(x, None, "inner"))
     if rule == "pixel_shuffle":

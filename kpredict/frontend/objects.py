@@ -139,7 +139,6 @@ class ObjectModel:
         frame = Frame(env=env, qualname="<module>", mod=key)
         was, steps = self.recording, self.steps_left
         self.recording = False
-        self.steps_left = MODULE_STEPS
         try:
             for stmt in info.tree.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -150,12 +149,11 @@ class ObjectModel:
                     continue
                 if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                     continue  # resolved lazily through the import table
+                self.steps_left = MODULE_STEPS  # each statement on its own: a heavy one does not starve the rest
                 try:
                     self.exec_stmt(stmt, frame)
-                except (_Return, _Break, _Continue):
-                    break
-        except _Budget:
-            pass
+                except (_Return, _Break, _Continue, _Budget):
+                    continue
         finally:
             self.recording = was
             self.steps_left = steps
@@ -246,6 +244,21 @@ class ObjectModel:
         self.shared.mro[key] = out
         return out
 
+    def dict_based(self, c: ClassRef) -> bool:
+        """Whether a class of the tree derives from dict / OrderedDict (its instances hold a mapping)."""
+        from kpredict.frontend.interp import Frame
+
+        for k in self.mro(c):
+            cdef = self.class_def(k)
+            if cdef is None:
+                continue
+            for b in cdef.bases:
+                bv = self.ev(b, Frame(env={}, qualname="<module>", mod=k.mod))
+                if isinstance(bv, ModRef) and bv.dotted in ("builtins.dict", "collections.OrderedDict",
+                                                            "typing.OrderedDict", "typing.Dict"):
+                    return True
+        return False
+
     def is_dataclass(self, c: ClassRef) -> bool:
         cdef = self.class_def(c)
         return cdef is not None and bool(_decorator_names(cdef) & {"dataclass", "dataclasses", "define", "frozen"})
@@ -309,15 +322,18 @@ class ObjectModel:
     def construct(self, c: ClassRef, args: list[object], kwargs: dict[str, object], node: ast.AST | None,
                   describe: bool = False) -> object:
         inst: Instance = NNModule(c.name, mod=c.mod) if c.mod == CATALOGUE else Instance(c.name, mod=c.mod)
-        chain = self.mro(c)
-        init = next((k for k in chain if self.func_def(k.mod, f"{k.name}.__init__") is not None), None)
+        # the nearest class that defines __init__ or is a dataclass (whose generated __init__ is its own)
+        init = next((k for k in self.mro(c)
+                     if self.func_def(k.mod, f"{k.name}.__init__") is not None or self.is_dataclass(k)), None)
         was = self.recording
         self.recording = False  # construction work is not part of the call being predicted
         try:
-            if init is not None and not (self.is_dataclass(c) and init is not c and self.is_dataclass(init)):
+            if (init is None or self.func_def(init.mod, f"{init.name}.__init__") is None) and self.dict_based(c):
+                self.init_container(inst, args[0] if args else Dict(dict(kwargs)), "dict")  # class X(OrderedDict)
+            if init is not None and self.func_def(init.mod, f"{init.name}.__init__") is not None:
                 self.run_function(f"{init.name}.__init__", args, kwargs, bound=inst, node=node, mod=init.mod,
                                   describe=describe)
-            elif any(self.is_dataclass(k) for k in chain):
+            elif init is not None:
                 self.init_dataclass(inst, c, args, kwargs, describe)
         finally:
             self.recording = was
@@ -438,7 +454,12 @@ class ObjectModel:
                     return v
             if attr in MODULE_METHODS:
                 return BoundBuiltin(obj, attr)
+        if attr in ("get", "__getitem__", "to_tuple", "keys", "values", "items"):
+            return BoundBuiltin(obj, attr)  # Mapping / OrderedDict methods under a dict-like class
         return BoundBuiltin(obj, "__init__") if attr == "__init__" else Unknown(f"super().{attr}")
+
+    def func_def_in_mro(self, inst: Instance, name: str) -> bool:
+        return any(self.func_def(k.mod, f"{k.name}.{name}") is not None for k in self.mro(ClassRef(inst.cls, inst.mod)))
 
     def forward_of(self, inst: Instance) -> FuncRef | None:
         """The method a call of the module runs: the first `forward` (or `__call__`) in its bases;
@@ -528,7 +549,10 @@ class ObjectModel:
                 tuple(p.items) for p in (self.iterate(items, None) or []) if isinstance(p, Seq) and len(p.items) == 2]
             for k, m in pairs:
                 key = k.value if isinstance(k, Py) else k
-                inst.named[key] = m
+                try:
+                    inst.named[key] = m
+                except TypeError:
+                    continue
             return
         seq = self.iterate(items, None) or []
         if kind == "sequential" and len(seq) == 1 and isinstance(seq[0], Dict):
@@ -542,7 +566,10 @@ class ObjectModel:
     def container_index(self, inst: Instance, idx: object) -> object:
         if inst.named is not None:
             key = idx.value if isinstance(idx, Py) else _MISSING
-            return inst.named.get(key, Unknown("module dict item")) if key is not _MISSING else Unknown("item")
+            try:
+                return inst.named.get(key, Unknown("module dict item")) if key is not _MISSING else Unknown("item")
+            except TypeError:  # an unhashable key (a slice of a dict-like class)
+                return Unknown("item")
         items = inst.children or []
         if isinstance(idx, Py):
             if isinstance(idx.value, slice):
@@ -669,6 +696,21 @@ class ObjectModel:
             return inst
         if inst.named is not None and name in ("items", "keys", "values", "get", "update", "pop"):
             return self.dict_method(Dict(inst.named), name, args)
+        if inst.named is not None and name == "__getitem__" and args:
+            return self.container_index(inst, args[0])
+        if name in ("get", "__getitem__") and args:
+            from kpredict.frontend.interp import Frame
+
+            v = self.instance_item(inst, args[0], node, Frame(env={}, qualname="<get>", mod=inst.mod)) \
+                if name == "__getitem__" or self.func_def_in_mro(inst, "__getitem__") else Unknown("get")
+            return args[1] if name == "get" and len(args) > 1 and isinstance(v, Unknown) else v
+        if name in ("to_tuple", "values", "keys", "items"):
+            vals = [(k, v) for k, v in inst.attrs.items() if not (isinstance(v, Py) and v.value is None)]
+            if name == "keys":
+                return Seq([Py(k) for k, _ in vals], "list")
+            if name == "items":
+                return Seq([Seq([Py(k), v]) for k, v in vals], "list")
+            return Seq([v for _, v in vals], "tuple")
         if name == "__init__":
             return Py(None)
         return Opaque(name)

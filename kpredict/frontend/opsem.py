@@ -10,9 +10,10 @@ import ast
 from typing import TYPE_CHECKING
 
 from kpredict.frontend import shapes as S
+from kpredict.frontend import strides as L
 from kpredict.frontend.nnshapes import RULES as NN_RULES
 from kpredict.frontend.nnshapes import nn_shape
-from kpredict.frontend.values import ModRef, Opaque, Py, Seq, ShapeRef, TensorRef
+from kpredict.frontend.values import ModRef, Opaque, Py, Seq, ShapeRef, SplitRef, TensorRef
 from kpredict.ir import TensorMeta
 from kpredict.opfacts import OpFact
 
@@ -105,6 +106,12 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
                 x = apply_op(it, it.fact("scalar_tensor"), None, [x], {}, node)
             wrapped.append(x)
         args = wrapped
+    if any(isinstance(x, ShapeRef) for x in list(args) + list(kwargs.values())):
+        args = [_shape_value(it, x) for x in args]  # F.layer_norm(x, w.shape, ...): sizes, when known
+        kwargs = {k: _shape_value(it, x) for k, x in kwargs.items()}
+    if fact.name == "matmul" and t is not None and args and isinstance(args[0], TensorRef):
+        t, b = _matmul_operands(it, t, args[0], node)
+        args = [b, *args[1:]]
     a = Args(args, kwargs)
     tensors: list[TensorRef] = [t] if t is not None else []
     for v in list(args) + list(kwargs.values()):
@@ -145,6 +152,8 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
     elif fact.free_when == "contiguous" and t is not None:
         if it.value(t).contiguous:
             free = "input already contiguous: a view"
+        elif fact.shape in ("view", "flatten") and shape is not None and _viewable(it, t, shape):
+            free = "the input's layout allows a view"
     elif fact.free_when == "not_training":
         training = a.py(2, "training", True)
         if training is False or (training is None and it.settings.mode == "eval"):
@@ -156,8 +165,12 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
             return it.new_tensor(out_meta)
         if fact.returns == "tuple":
             return _tuple_views(it, fact, base, a, node)
-        out = it.new_tensor(out_meta if cat == "view" else TensorMeta(first.shape if fact.free_when else shape, first.dtype if fact.free_when == "same_dtype" else dtype, device),
+        keeps_shape = fact.free_when in ("same_dtype", "not_training")  # a free reshape keeps its new shape
+        out = it.new_tensor(out_meta if cat == "view" else TensorMeta(first.shape if keeps_shape else shape, first.dtype if fact.free_when == "same_dtype" else dtype, device),
                             storage=it.value(base).storage, contiguous=contiguous if cat == "view" else it.value(base).contiguous)
+        if cat == "view" and fact.shape in ("transpose", "t"):
+            _track_matrix_transpose(it, fact, a, base, out)
+        _view_layout(it, fact, a, base, out, free is not None)
         it.emit(fact, node, [base], [out], free_reason=free, category="view")
         return out
     if cat == "alloc":
@@ -172,7 +185,10 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
                 aten=aten, reduce=reduce)
         return t
 
+    if fact.name in ("reshape", "flatten", "contiguous"):
+        contiguous = True  # the copy these make when they cannot return a view is contiguous
     outs = [it.new_tensor(out_meta, contiguous=contiguous)]
+    _output_layout(it, fact, cat, t if t is not None else (tensors[0] if tensors else None), outs[0])
     if n_out == 2:
         outs.append(it.new_tensor(TensorMeta(shape, "int64", device)))
     for _ in range(fact.stats_outputs):
@@ -184,6 +200,138 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
     return outs[0]
 
 
+def _shape_value(it: Interpreter, v: object) -> object:
+    if isinstance(v, ShapeRef):
+        shape = it.meta(TensorRef(v.vid)).shape
+        if shape is not None and None not in shape:
+            return Py(tuple(shape))
+    return v
+
+
+def _track_matrix_transpose(it: Interpreter, fact: OpFact, a: Args, base: TensorRef, out: TensorRef) -> None:
+    """Remember views that are a contiguous tensor with its last two dims swapped (k.transpose(-2, -1)):
+    their batch dims still merge without a copy, and swapping back gives a contiguous tensor."""
+    shape = it.meta(base).shape
+    if shape is None or len(shape) < 2:
+        return
+    if fact.shape == "t":
+        d0, d1 = 0, 1
+    else:
+        d0, d1 = a.py(0, "dim0", 0), a.py(1, "dim1", 1)
+        if not isinstance(d0, int) or not isinstance(d1, int):
+            return
+    last_two = {S.norm_dim(d0, len(shape)), S.norm_dim(d1, len(shape))} == {len(shape) - 2, len(shape) - 1}
+    if not last_two:
+        return
+    if it.value(base).contiguous:
+        it.shared.matrix_t.add(out.vid)
+    elif base.vid in it.shared.matrix_t:
+        it.value(out).contiguous = True
+
+
+def _matmul_operands(it: Interpreter, x: TensorRef, y: TensorRef, node: ast.AST) -> tuple[TensorRef, TensorRef]:
+    """Eager matmul reshapes its operands to 2-D or 3-D first; a strided operand that cannot be
+    reshaped as a view is copied (a `clone` kernel) [SRC aten/src/ATen/native/LinearAlgebra.cpp
+    _matmul_impl; M-CPU fixtures/models/causal_attention.py]."""
+    rx, ry = it.meta(x).shape, it.meta(y).shape
+    if rx is None or ry is None:
+        return x, y
+
+    def copied(v: TensorRef) -> TensorRef:
+        return it.apply_fact(it.fact("clone"), v, [], {}, node)  # type: ignore[return-value]
+
+    if len(rx) >= 3 and len(ry) <= 2:  # folded into one mm: x.reshape(-1, k)
+        folded = (None, rx[-1]) if rx[-1] is not None else None
+        ok = it.value(x).contiguous or (folded is not None and _viewable(it, x, (_numel(rx),) + folded[1:]))
+        return (x if ok else copied(x)), y
+    if len(rx) >= 3 or len(ry) >= 3:  # batched: batch dims merged into one
+        def batch_ok(v: TensorRef, shape: tuple) -> bool:
+            if len(shape) <= 3 or it.value(v).contiguous:
+                return True
+            st = it.strides_of(v)
+            if st is not None and None not in shape:
+                return L.view_strides(shape, st, (_numel(shape[:-2]),) + tuple(shape[-2:])) is not None
+            return v.vid in it.shared.matrix_t
+        x = x if batch_ok(x, rx) else copied(x)
+        y = y if batch_ok(y, ry) else copied(y)
+    return x, y
+
+
+def _numel(shape: tuple) -> int | None:
+    n = 1
+    for d in shape:
+        if d is None:
+            return None
+        n *= d
+    return n
+
+
+def _viewable(it: Interpreter, t: TensorRef, shape: tuple) -> bool:
+    """Whether `t.view(shape)` exists (a reshape to it needs no copy)."""
+    src, st = it.meta(t).shape, it.strides_of(t)
+    if src is None or st is None or None in src:
+        return False
+    sizes = list(shape)
+    if sizes.count(None) == 1 and _numel(src) is not None:
+        known = _numel(tuple(d for d in sizes if d is not None)) or 1
+        sizes = [(_numel(src) // known) if d is None else d for d in sizes]  # type: ignore[operator]
+    if None in sizes or _numel(tuple(sizes)) != _numel(src):
+        return False
+    return L.view_strides(tuple(src), st, tuple(sizes)) is not None
+
+
+_KEEPS_LAYOUT = ("pointwise", "random")
+_NEW_LAYOUT = frozenset({"contiguous", "reshape", "flatten", "cat", "stack", "index", "embedding", "gather",
+                         "index_select", "conv_layout", "scalar_tensor", "where"})
+
+
+def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | None, out: TensorRef) -> None:
+    """TensorIterator lays an elementwise op's output out in its input's dim order; attention's
+    output follows its query (empty_like) [SRC aten/src/ATen/TensorIterator.cpp compute_strides;
+    M-CPU fixtures/models/gpt.py, llama_block.py: no copy for y.transpose(1, 2).contiguous()]."""
+    if src is None:
+        return
+    if not (cat in _KEEPS_LAYOUT and fact.name not in _NEW_LAYOUT) and fact.shape != "sdpa":
+        return
+    st, shape, oshape = it.strides_of(src), it.meta(src).shape, it.meta(out).shape
+    if st is None or shape is None or oshape is None or None in oshape or len(oshape) != len(shape):
+        return
+    if fact.shape != "sdpa" and tuple(oshape) != tuple(shape):
+        return
+    if L.is_contiguous(tuple(shape), st):
+        return
+    it.set_strides(out, L.dense_like(tuple(oshape), st))
+
+
+def _view_layout(it: Interpreter, fact: OpFact, a: Args, base: TensorRef, out: TensorRef, free: bool) -> None:
+    """The strides of a view (or of an op that returns its input), from its base's strides."""
+    st, shape, oshape = it.strides_of(base), it.meta(base).shape, it.meta(out).shape
+    if st is None or shape is None or oshape is None or None in shape or None in oshape:
+        return
+    shape, oshape = tuple(shape), tuple(oshape)
+    new: tuple | None = None
+    rule = fact.shape
+    if free and oshape == shape:
+        new = st
+    elif rule == "transpose":
+        d0, d1 = a.py(0, "dim0", 0), a.py(1, "dim1", 1)
+        if isinstance(d0, int) and isinstance(d1, int) and shape:
+            new = L.transposed(st, S.norm_dim(d0, len(shape)), S.norm_dim(d1, len(shape)))
+    elif rule == "t" and len(shape) == 2:
+        new = L.transposed(st, 0, 1)
+    elif rule == "permute":
+        dims = a.ints(0, "dims")
+        if dims and None not in dims and len(dims) == len(shape):
+            new = L.permuted(st, [S.norm_dim(d, len(shape)) for d in dims])  # type: ignore[arg-type]
+    elif rule == "expand":
+        off = len(oshape) - len(shape)
+        new = tuple(0 if i < off or shape[i - off] != oshape[i] else st[i - off] for i in range(len(oshape)))
+    elif _numel(oshape) == _numel(shape):
+        new = L.view_strides(shape, st, oshape)
+    if new is not None:
+        it.set_strides(out, new)
+
+
 def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: ast.AST) -> object:
     m = it.meta(base)
     shape = m.shape
@@ -191,7 +339,7 @@ def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: 
         dim = a.py(0, "dim", 0)
         n = shape[dim] if shape is not None and isinstance(dim, int) and -len(shape) <= dim < len(shape) else None
         if n is None:
-            return Opaque("unbind")
+            return SplitRef(base.vid, "unbind")
         sub = tuple(d for i, d in enumerate(shape) if i != S.norm_dim(dim, len(shape)))  # type: ignore[arg-type]
         metas = [TensorMeta(sub, m.dtype, m.device)] * n
     else:
@@ -201,7 +349,7 @@ def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: 
             if isinstance(count, int) and fact.shape == "chunk":
                 metas = [TensorMeta(None, m.dtype, m.device)] * count
             else:
-                return Opaque(fact.name)
+                return SplitRef(base.vid, fact.name)
         else:
             d = S.norm_dim(dim, len(shape))
             size = shape[d]
@@ -211,7 +359,7 @@ def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: 
                 if fact.shape == "chunk" and isinstance(arg0, int):
                     metas = [TensorMeta(None, m.dtype, m.device)] * arg0
                 else:
-                    return Opaque(fact.name)
+                    return SplitRef(base.vid, fact.name)
             else:
                 if fact.shape == "chunk" and isinstance(arg0, int) and arg0 > 0:
                     step = -(-size // arg0)
@@ -221,7 +369,7 @@ def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: 
                 elif fact.shape == "split" and isinstance(arg0, (tuple, list)):
                     sizes = list(arg0)
                 else:
-                    return Opaque(fact.name)
+                    return SplitRef(base.vid, fact.name)
                 metas = [TensorMeta(shape[:d] + (s,) + shape[d + 1:], m.dtype, m.device) for s in sizes]
     outs = []
     contiguous = it.value(base).contiguous
@@ -230,6 +378,16 @@ def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: 
                           contiguous=contiguous and (fact.shape == "unbind" and (a.py(0, "dim", 0) == 0) or
                                                      (fact.shape != "unbind" and a.py(1, "dim", 0) == 0)))
         outs.append(o)
+    st = it.strides_of(base)
+    if st is not None and shape is not None:
+        if fact.shape == "unbind":
+            d = S.norm_dim(a.py(0, "dim", 0), len(shape))
+            piece = st[:d] + st[d + 1:]
+        else:
+            piece = st  # pieces along a dim keep the base's strides
+        for o in outs:
+            if it.meta(o).shape is not None and None not in it.meta(o).shape and len(piece) == len(it.meta(o).shape):
+                it.set_strides(o, piece)
     it.emit(fact, node, [base], outs, category="view")
     return Seq(outs, "tuple")
 
@@ -360,7 +518,8 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
     elif rule == "permute":
         dims = a.ints(0, "dims")
         shape = S.permute_shape(first.shape, dims) if dims and None not in dims else None  # type: ignore[arg-type]
-        contiguous = dims is not None and dims == sorted(dims) and all(d >= 0 for d in dims if d is not None)
+        contiguous = (dims is not None and dims == sorted(dims, key=lambda d: -1 if d is None else d)
+                      and all(d >= 0 for d in dims if d is not None))
     elif rule == "unsqueeze":
         d = a.py(0, "dim", None)
         shape = S.unsqueeze_shape(first.shape, d) if isinstance(d, int) else None

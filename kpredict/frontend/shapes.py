@@ -155,8 +155,8 @@ def transpose_shape(shape: Shape, d0: int, d1: int) -> Shape:
 
 
 def permute_shape(shape: Shape, dims: list[int]) -> Shape:
-    if shape is None or len(dims) != len(shape):
-        return None
+    if shape is None or len(dims) != len(shape) or any(not -len(shape) <= d < len(shape) for d in dims):
+        return None  # unknown, or a dim out of range (an error in torch; nothing to predict)
     return tuple(shape[norm_dim(d, len(shape))] for d in dims)
 
 
@@ -212,6 +212,8 @@ def cat_shape(shapes: list[Shape], dim: int) -> Shape:
     if rank == 0:
         return None
     d = norm_dim(dim, rank)
+    if not 0 <= d < rank:
+        return None  # a dim out of range is an error in torch: nothing to predict
     total = 0
     for s in shapes:
         if len(s) != rank or s[d] is None:  # type: ignore[arg-type, index]

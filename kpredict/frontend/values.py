@@ -108,6 +108,15 @@ class ShapeRef:
 
 
 @dataclass(frozen=True, slots=True)
+class SplitRef:
+    """`t.split(n)` / `t.chunk(n)` / `t.unbind()` whose number of pieces is not known statically:
+    unpacking or indexing it gives views of `t` (of unknown shape)."""
+
+    vid: int
+    op: str = "split"
+
+
+@dataclass(frozen=True, slots=True)
 class BoundBuiltin:
     """A method of a value the interpreter models natively before it is called: `layers.append`,
     `self.blocks.items`, `model.eval`, `d.get`."""

@@ -22,6 +22,9 @@ from kpredict.ir import FunctionGraph, Kernel, Op
 from kpredict.opfacts import default_targets
 
 FUSIBLE = ("pointwise", "reduction", "random")
+# ops that read a few rows of their producer's output through an index: on CPU they join the
+# kernel of the reduction that produced it (log_softmax + nll_loss, layer_norm + x[:, [-1]])
+GATHER_EPILOGUES = ("index", "nll_loss_forward", "nll_loss2d_forward")
 MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; NOTE cheat sheet 19]
 # reductions that carry their own full-size epilogue (row statistics, then every element rescaled)
 ROW_EPILOGUE = ("_softmax", "_log_softmax", "layer_norm", "rms_norm")
@@ -227,6 +230,8 @@ class Scheduler:
             return not horizontal and self.inlinable(g, n)
         rin, rout = g.red
         split = self.split(g)
+        if n.op.name in GATHER_EPILOGUES and not horizontal and self.conf.get("gather_epilogue_fusion"):
+            return True  # rows picked out of a reduction's output (x[:, [-1]], nll_loss) [M-CPU fixtures/models/gpt.py]
         if n.kind == "pw":
             if n.numel is None or rin is None:
                 return not split
@@ -266,6 +271,7 @@ class Scheduler:
                     users[d].append(o)
         self.rewrite_addmm(nodes, users)
         self.rewrite_attention(nodes, users)
+        self.rewrite_concat(nodes)
         self.users = self.external_users(nodes, ops, gi)
         group_of: dict[int, int] = {}
         groups: dict[int, Group] = {}
@@ -413,6 +419,8 @@ class Scheduler:
         return bool(reads(a) & reads(b))
 
     def _compatible(self, a: Group, b: Group, nodes: dict[int, Node]) -> bool:
+        if self.conf.get("horizontal_any_size"):
+            return True  # the C++ backend puts independent loop nests of any size in one kernel
         if a.red is None and b.red is None:
             return a.numel is None or b.numel is None or a.numel == b.numel
         if a.red is not None and b.red is not None:
@@ -441,6 +449,15 @@ class Scheduler:
             if m.shape is not None and len(m.shape) == 1:
                 u.absorbed_into = oid
                 n.op = _with_aten(n.op, ("addmm",))
+
+    def rewrite_concat(self, nodes: dict[int, Node]) -> None:
+        """cat of extern outputs only: the library kernels write straight into the output (Inductor's
+        ConcatKernel), no copy kernel [M-CPU fixtures/models/fixed_loops.py Refiner.chunked]."""
+        for oid, n in nodes.items():
+            if n.op.name != "cat" or n.absorbed_into is not None or not n.deps:
+                continue
+            if all(d in nodes and nodes[d].kind == "extern" for d in n.deps) and len(n.deps) == len(n.op.inputs):
+                n.absorbed_into = max(n.deps)
 
     def rewrite_attention(self, nodes: dict[int, Node], users: dict[int, list[int]]) -> None:
         """softmax(q @ k^T * s) @ v -> one SDPA kernel where the target's pattern matcher does it."""

@@ -1,0 +1,92 @@
+"""fixtures/models/: model code in the styles public code uses, held against the CPU oracle.
+
+Every method with a `# kpredict: example` comment (its class built from `# kpredict: init`) is run
+in a child process (kpredict.verify.child) and measured: eager aten ops, transfers and bytes, and
+the kernels of torch.compile. The static prediction for `--target cpu` must equal every deciding
+figure (eager kernels, eager transfers, eager bytes when predicted, compiled kernels), in eval mode
+for every fixture and in train mode for the files in TRAIN_FILES. Needs torch; about ten minutes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from kpredict.api import analyze_file  # noqa: E402
+from kpredict.settings import Settings  # noqa: E402
+from kpredict.verify.runner import compare, run_child  # noqa: E402
+
+pytestmark = pytest.mark.oracle
+
+MODELS = Path(__file__).resolve().parent.parent / "fixtures" / "models"
+FILES = sorted(p.name for p in MODELS.glob("*.py") if "kpredict: example" in p.read_text(encoding="utf-8"))
+# dropout, batch norm, attention and self.training branches differ between the modes
+TRAIN_FILES = ["mlp.py", "conv_bn_relu.py", "mha_block.py", "config_branches.py", "sdpa_attention.py"]
+
+# Differences that are understood and not yet modelled: (file, qualname, mode) -> why.
+KNOWN: dict[tuple[str, str, str], str] = {
+    ("llama_block.py", "LlamaDecoderLayer.forward", "eval"):
+        "compiled: Inductor's C++ backend keeps the q and k rotary kernels apart (15 kernels) while kpredict "
+        "merges independent kernels of different sizes into one (13); when the C++ scheduler merges "
+        "independent loop nests is not pinned down yet",
+    ("diffusion_resblock.py", "ResnetBlock.forward", "eval"):
+        "compiled: three convolutions (one of them a 1x1 shortcut on the block's input) and two GroupNorms; "
+        "Inductor keeps one more layout/epilogue kernel around them (8) than kpredict's fusion of the "
+        "layout copies predicts (7)",
+}
+
+
+def _measure(name: str, mode: str) -> dict:
+    req = {"path": str(MODELS / name), "qualname": "*", "device": "cpu", "example": None, "init": None,
+           "compiled": True, "mode": mode, "grad": False}
+    answer, stderr = run_child(req, timeout=900)
+    assert not answer.get("error"), f"{name}: the oracle failed: {answer['error']}\n{stderr[-2000:]}"
+    return answer
+
+
+def _check(name: str, mode: str) -> None:
+    answer = _measure(name, mode)
+    report = analyze_file(str(MODELS / name), Settings(target="cpu", mode=mode))
+    assert report.error is None, report.error
+    predicted = {f.qualname: f for f in report.functions}
+    failures, unexpected_pass = [], []
+    functions = answer.get("functions") or []
+    assert functions, f"{name}: nothing was measured"
+    for fn in functions:
+        q = fn["qualname"]
+        assert not fn.get("error"), f"{name}::{q}: {fn['error']}"
+        rows, match = compare(predicted.get(q), fn.get("measured") or {})
+        known = KNOWN.get((name, q, mode))
+        if match and known:
+            unexpected_pass.append(f"{name}::{q} ({mode}) now matches; remove it from KNOWN")
+        elif not match and not known:
+            bad = "; ".join(f"{r.label}: predicted {r.predicted}, measured {r.measured}"
+                            for r in rows if r.decides and r.ok is not True)
+            failures.append(f"{name}::{q} ({mode}): {bad}")
+    assert not failures, "\n".join(failures)
+    assert not unexpected_pass, "\n".join(unexpected_pass)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_model_fixture_eval(name: str) -> None:
+    _check(name, "eval")
+
+
+@pytest.mark.parametrize("name", TRAIN_FILES)
+def test_model_fixture_train(name: str) -> None:
+    _check(name, "train")
+
+
+def test_there_are_at_least_25_model_fixtures() -> None:
+    classes = sum(Path(MODELS, f).read_text(encoding="utf-8").count("# kpredict: init") for f in FILES)
+    assert len(FILES) >= 20 and classes >= 25, (len(FILES), classes)
+
+
+def test_known_differences_name_real_fixtures() -> None:
+    for (name, _q, mode) in KNOWN:
+        assert name in FILES and mode in ("eval", "train")
+        assert os.path.isfile(MODELS / name)
