@@ -37,6 +37,10 @@ KNOWN: dict[tuple[str, str, str], str] = {
         "compiled: three convolutions (one of them a 1x1 shortcut on the block's input) and two GroupNorms; "
         "Inductor keeps one more layout/epilogue kernel around them (8) than kpredict's fusion of the "
         "layout copies predicts (7)",
+    ("mha_block.py", "EncoderBlock.forward", "train"):
+        "compiled: with dropout the attention runs op by op; Inductor fuses the q/k scaling into the kernel "
+        "that lays out q, k, v (a consumer of a slice of its output, 14 kernels), kpredict keeps it "
+        "apart (15)",
 }
 
 

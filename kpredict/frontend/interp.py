@@ -1154,6 +1154,11 @@ class Interpreter(ObjectModel):
             return Unknown(name)
         if name == "isinstance" and len(args) == 2:
             return self.isinstance_of(args[0], args[1])
+        if name == "hasattr" and len(args) == 2 and isinstance(args[1], Py) and isinstance(args[0], ModRef):
+            dotted = f"{args[0].dotted}.{args[1].value}"
+            if self.table.for_api(dotted) is not None or self.catalogue_function(dotted) or self.catalogue_class(dotted):
+                return Py(True)  # feature checks such as hasattr(F, "scaled_dot_product_attention")
+            return Opaque("hasattr")
         if name == "hasattr" and len(args) == 2 and isinstance(args[1], Py) and isinstance(args[0], Instance):
             v = self.attribute(args[0], str(args[1].value), node)
             return Py(not isinstance(v, Unknown)) if not isinstance(v, Sym) else Opaque("hasattr")
