@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings as hsettings, strategies as st
 
 from kpredict import api
 from kpredict.api import analyze_file, analyze_paths, analyze_source
@@ -503,6 +503,8 @@ def test_small_input_starts_no_pool(tree: Path, monkeypatch: pytest.MonkeyPatch)
 # ---------------------------------------------------------------------------------------------
 # property-based: generated programs never make analyze_source raise
 
+# no shrinking: a failure prints the program as generated, and the suite's time stays bounded
+BOUNDED = (Phase.explicit, Phase.reuse, Phase.generate)
 NAMES = ["x", "y", "w", "h", "out", "self.w", "n"]
 TENSOR_METHODS = ["relu", "sum", "mean", "t", "contiguous", "float", "softmax", "view", "reshape",
                   "unsqueeze", "transpose", "exp", "sigmoid", "tanh", "abs", "clone", "detach", "item",
@@ -610,7 +612,8 @@ def programs(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-@hsettings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@hsettings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None,
+           phases=BOUNDED)
 @given(programs(), st.sampled_from(["cuda", "cpu"]), st.sampled_from(["eval", "train"]))
 def test_generated_torch_programs_never_raise(src: str, target: str, mode: str) -> None:
     with warnings.catch_warnings():
@@ -621,7 +624,8 @@ def test_generated_torch_programs_never_raise(src: str, target: str, mode: str) 
     assert r.error is None, (r.error, src)
 
 
-@hsettings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@hsettings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None,
+           phases=BOUNDED)
 @given(st.binary(max_size=400))
 def test_arbitrary_bytes_never_raise(data: bytes) -> None:
     r = analyze_source(data, "bytes.py")
@@ -631,7 +635,8 @@ def test_arbitrary_bytes_never_raise(data: bytes) -> None:
 def test_hypothesmith_programs_never_raise() -> None:
     hypothesmith = pytest.importorskip("hypothesmith")
 
-    @hsettings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @hsettings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None,
+               phases=BOUNDED)
     @given(hypothesmith.from_node())
     def check(src: str) -> None:
         r = analyze_source(src, "gen.py")
@@ -697,3 +702,18 @@ def test_cache_entry_depends_on_the_files_its_analysis_read(tmp_path: Path, monk
     ghost.write_text("")
     assert run().hits == 0
     assert run().hits == 1
+
+
+# programs that once made analyze_source raise (found by the generators above); each must analyze
+REGRESSIONS = {
+    "permute_dims_unknown": "import torch\nx = torch.randn(4, 8)\nn = x.permute(x, x)\nm = x.view(x, 2)\n",
+    "dims_out_of_range": "import torch\nx = torch.randn(4, 8)\na = x.permute(5, 0)\nb = torch.cat([x, x], 5)\n"
+                         "c = torch.cat(x, x, (2))\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
+def test_regressions_found_by_generators(name: str) -> None:
+    for target in ("cuda", "cpu"):
+        r = analyze_source(REGRESSIONS[name], f"{name}.py", Settings(target=target))
+        assert r.error is None, r.error
