@@ -59,8 +59,16 @@ def report(paths: tuple[str, ...], target: str, mode: str, fmt: str, dims: tuple
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
     from kpredict.dims import merged_dims
 
+    from kpredict.lint.config import ConfigError, Overrides, resolve_for
+
     settings = Settings(target=target, mode=mode, dims=merged_dims(paths, parse_dims(dims)))
-    rep = Report(target=target, files=list(analyze_paths(paths, settings, jobs=run.jobs, cache=run.cache(settings))))
+    try:  # the findings shown with the report follow the nearest [tool.kpredict] (as `check` does)
+        lint = resolve_for(paths[0].partition("::")[0], Overrides()).lint
+    except ConfigError as e:
+        click.echo(f"kpredict: error: {e}", err=True)
+        sys.exit(2)
+    rep = Report(target=target, files=list(analyze_paths(paths, settings, jobs=run.jobs,
+                                                         cache=run.cache(settings, lint), lint=lint)))
     if fmt == "json":
         from kpredict.render.json_report import render
         click.echo(render(rep), nl=False)

@@ -108,3 +108,14 @@ def test_report_is_the_default_command_and_qualname_selects(tmp_path: Path) -> N
     assert "g (line 4)" in res.stdout and "f (line 1)" not in res.stdout
     res = CliRunner().invoke(main, [f"{p}::nope"])
     assert res.exit_code == 2 and "no function named 'nope'" in res.stderr
+
+
+def test_report_shows_findings_and_exits_1(tmp_path: Path) -> None:
+    p = tmp_path / "chain.py"
+    p.write_text("import torch\n\n# kpredict: example x=randn(64, 64)\ndef f(x):\n    return x.sin().cos().exp()\n")
+    res = CliRunner().invoke(main, [str(p), "--no-cache"])
+    assert res.exit_code == 1, res.output
+    assert "KP101 line 5:" in res.stdout and "fused they would be 1 kernel" in res.stdout
+    doc = json.loads(CliRunner().invoke(main, ["--format", "json", "--no-cache", str(p)]).stdout)
+    _validate(doc)
+    assert [x["code"] for x in doc["files"][0]["findings"]] == ["KP101"]

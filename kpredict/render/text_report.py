@@ -57,6 +57,13 @@ def render_file(f: FileReport, verbose: bool = False) -> str:
         lines.append("  (no functions with tensor operations)")
     for fn in f.functions:
         _function(fn, lines, verbose)
+        for x in f.findings:
+            if x.qualname == fn.qualname:
+                lines.append(f"    {x.code} line {x.span.line}:{x.span.col + 1}: {x.message}")
+    shown = {fn.qualname for fn in f.functions}
+    for x in f.findings:
+        if x.qualname not in shown:
+            lines.append(f"  {x.code} line {x.span.line}:{x.span.col + 1}: {x.message}")
     return "\n".join(lines) + "\n"
 
 
