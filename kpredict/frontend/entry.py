@@ -179,25 +179,29 @@ def _leaves(fg: FunctionGraph) -> list[int]:
     return out
 
 
-EXAMPLE_TAG = "# kpredict: example"
+EXAMPLE_TAG = "example"
 
 
-def comment_examples(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, object] | None:
-    """Shapes from `# kpredict: example a=randn(8) ...` comments right above a def (or its decorators)."""
-    first = min([fdef.lineno] + [d.lineno for d in fdef.decorator_list])
-    texts: list[str] = []
-    i = first - 2
-    while i >= 0 and module.lines[i].strip().startswith("#"):
-        line = module.lines[i].strip()
-        if line.startswith(EXAMPLE_TAG):
-            texts.insert(0, line[len(EXAMPLE_TAG):].strip())
-        i -= 1
-    if not texts:
-        return None
+def comment_examples(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
+                     qualname: str | None = None) -> dict[str, object] | None:
+    """Shapes from the `# kpredict: example a=randn(8) ...` comment right above a def (or its
+    decorators), else from `[tool.kpredict.examples]` in pyproject.toml: the same inputs verify uses."""
+    from kpredict.verify.annotations import comment_block, joined, pyproject_entry
     from kpredict.verify.examples import ExampleError, parse_examples, static_meta
 
+    first = min([fdef.lineno] + [d.lineno for d in fdef.decorator_list])
+    text = joined(comment_block(module.lines, first), EXAMPLE_TAG)
+    if text is None and qualname and not module.path.startswith("<"):
+        try:
+            from pathlib import Path
+
+            text = pyproject_entry(Path(module.path), qualname, "examples")
+        except (OSError, ValueError):
+            text = None
+    if not text:
+        return None
     try:
-        return static_meta(parse_examples(" ".join(texts)))
+        return static_meta(parse_examples(text))
     except ExampleError:
         return None
 
@@ -205,7 +209,7 @@ def comment_examples(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFuncti
 def _arguments(it: Interpreter, qualname: str, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
                call_sites: dict, examples: dict[str, dict[str, object]]) -> tuple[list, dict]:
     """Arguments for analyzing a function alone: its example comment, else its first module-level call."""
-    ex = examples.get(qualname) or comment_examples(it.m, fdef)
+    ex = examples.get(qualname) or comment_examples(it.m, fdef, qualname)
     if ex:
         kwargs: dict[str, object] = {}
         for name, v in ex.items():
