@@ -253,9 +253,38 @@ class Scheduler:
         live = self.live_ops(ops, deps, last)
         kernels: list[Kernel] = []
         graphs = sorted({op.graph for op in ops})
+        by_graph: dict[int, list[Op]] = {gi: [] for gi in graphs}  # one pass, not one per graph
+        for op in ops:
+            if op.oid in live:
+                by_graph[op.graph].append(op)
         for gi in graphs:
-            kernels.extend(self.schedule_graph([op for op in ops if op.graph == gi and op.oid in live], deps, gi))
+            kernels.extend(self.schedule_graph(by_graph[gi], deps, gi))
         return kernels
+
+    def _read_index(self) -> tuple[dict[int, int], dict[int, list[tuple[int, int, bool]]]]:
+        """Position of each op, and per storage the (position, graph, is_sync) of the ops reading it.
+
+        Lets the per-graph passes below look only at the stretch of the function where a graph's ops
+        lie, plus these summaries, instead of at every op for every graph (which made a function with
+        thousands of graph breaks, such as a loop around .item(), quadratic)."""
+        cached = getattr(self, "_read_index_cache", None)
+        if cached is not None:
+            return cached
+        pos: dict[int, int] = {}
+        reads: dict[int, list[tuple[int, int, bool]]] = {}
+        for i, op in enumerate(self.fg.ops):
+            pos[op.oid] = i
+            if op.category in ("view", "alloc", "noop") or op.free_reason:
+                continue
+            for vid in op.inputs:
+                reads.setdefault(_storage(self.fg, vid), []).append((i, op.graph, op.category == "sync"))
+        self._read_index_cache = (pos, reads)
+        return pos, reads
+
+    def _window(self, oids) -> tuple[int, int]:
+        pos, _ = self._read_index()
+        idx = [pos[o] for o in oids if o in pos]
+        return (min(idx), max(idx)) if idx else (0, -1)
 
     def schedule_graph(self, ops: list[Op], deps: dict[int, set[int]], gi: int) -> list[Kernel]:
         nodes: dict[int, Node] = {}
@@ -372,7 +401,11 @@ class Scheduler:
         """For each node: the nodes of this graph reading its output, and -1 if it leaves the graph."""
         writer: dict[int, int] = {}
         out: dict[int, set[int]] = {o: set() for o in nodes}
-        for op in self.fg.ops:
+        # before the first node nothing has a writer yet; after the last one the writers are final,
+        # and any read there is from outside this graph's nodes (-1)
+        lo, hi = self._window(nodes)
+        _, reads = self._read_index()
+        for op in self.fg.ops[lo:hi + 1]:
             if op.category in ("view", "alloc", "noop") or op.free_reason:
                 continue
             for vid in op.inputs:
@@ -382,6 +415,10 @@ class Scheduler:
             if op.oid in nodes:
                 for vid in op.outputs + op.mutates:
                     writer[_storage(self.fg, vid)] = op.oid
+        for st, w in writer.items():
+            rs = reads.get(st)
+            if rs and rs[-1][0] > hi:
+                out[w].add(-1)
         returned = {_storage(self.fg, v) for v in self.fg.returns}
         for o, n in nodes.items():
             if any(_storage(self.fg, v) in returned for v in n.op.outputs + n.op.mutates):
@@ -511,7 +548,19 @@ class Scheduler:
                 member[o] = member.get(n.absorbed_into, -1)
         consumers: dict[int, set[int]] = {}  # storage -> groups reading it (-1: outside the graph)
         writer_group: dict[int, int] = {}
-        for op in self.fg.ops:
+        lo, hi = self._window(member)
+        _, all_reads = self._read_index()
+
+        def read_elsewhere(st: int) -> bool:
+            """Is storage st read outside [lo, hi] by an op of another graph (or a sync of this one)?"""
+            for i, g_, sync in all_reads.get(st, ()):
+                if lo <= i <= hi:
+                    continue
+                if g_ != gi or sync:
+                    return True
+            return False
+
+        for op in self.fg.ops[lo:hi + 1]:
             if op.category in ("view", "alloc", "noop") or op.free_reason:
                 continue
             if op.graph == gi and op.oid not in member and op.category != "sync":
@@ -548,6 +597,8 @@ class Scheduler:
                     writer_group[st] = g.gid
             for st in sorted(written_here):
                 outside = consumers.get(st, set()) - {g.gid}
+                if not outside and read_elsewhere(st):
+                    outside = {-1}
                 if outside or st in returned or st in input_st or g.kind != "fused":
                     writes.append(st)
             reads_v = tuple(reads)
