@@ -1,0 +1,309 @@
+"""Throughput, memory and robustness of kpredict on large real corpora, in one run.
+
+Corpora:
+  transformers  every .py file under transformers/models/ in the transformers wheel from PyPI (about
+                1M lines of real model code). The wheel is fetched with `pip download transformers
+                --no-deps` (or given with --wheel) and only unzipped: it is never imported or installed.
+  stdlib        the standard library of the running interpreter (sysconfig's "stdlib" path), found with
+                kpredict's own directory walk (site-packages and the like are skipped).
+
+Measurements, each in a fresh child process so that memory figures do not mix:
+  libcst parse      libcst.parse_module on every file, one core: the floor the issue compares against
+  ast parse         ast.parse on every file, one core (what kpredict's frontend parses with)
+  kpredict cold -j1 analyze every file in one process, with an empty cache (entries are written)
+  kpredict cold -jN the same with N worker processes (default: all cores)
+  kpredict warm -j1 / -jN   the same again, every file a cache hit
+
+Per measurement: files, lines, wall seconds, CPU seconds (user+sys of the process and its workers),
+lines per second (wall), and peak RSS (the largest single process; for -jN also parent + workers).
+Then the goals of issue 6 with PASS/FAIL: cold on one core <= 2x libcst's parse; warm < 10% of cold;
+peak memory < 1 GiB; no crashes ("internal error"); on transformers >= 90% of `forward` methods get a
+prediction (a function report with at least one op, or kernels > 0).
+
+  python benchmarks/throughput.py                 # both corpora, whole (several minutes)
+  python benchmarks/throughput.py --limit 200     # 200 files per corpus, spread evenly
+  python benchmarks/throughput.py --corpus stdlib --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import glob
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+GiB = 1 << 30
+
+
+# ------------------------------------------------------------------------------------- corpora
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("KPREDICT_BENCH_DIR", Path.home() / ".cache" / "kpredict-bench"))
+
+
+def transformers_files(wheel: str | None) -> tuple[list[str], str]:
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    if wheel is None:
+        found = sorted(glob.glob(str(root / "wheels" / "transformers-*.whl")))
+        if not found:
+            print("fetching the transformers wheel (pip download --no-deps) ...", file=sys.stderr)
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                            "-d", str(root / "wheels"), "transformers"], check=True,
+                           stdout=subprocess.DEVNULL)
+            found = sorted(glob.glob(str(root / "wheels" / "transformers-*.whl")))
+        wheel = found[-1]
+    name = Path(wheel).name
+    dest = root / name.removesuffix(".whl")
+    done = dest / ".unpacked"
+    if not done.exists():
+        with zipfile.ZipFile(wheel) as z:
+            members = [m for m in z.namelist() if m.startswith("transformers/models/") and m.endswith(".py")]
+            z.extractall(dest, members=members)  # only source text: nothing is imported or installed
+        done.write_text("ok\n")
+    files = sorted(str(p) for p in (dest / "transformers" / "models").rglob("*.py"))
+    return files, name
+
+
+def stdlib_files() -> tuple[list[str], str]:
+    sys.path.insert(0, str(REPO))
+    from kpredict.walk import discover
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    files = [t.path for t in discover([stdlib], use_git=False) if not t.error]
+    return files, f"Python {sys.version.split()[0]} stdlib ({stdlib})"
+
+
+def spread(files: list[str], limit: int | None) -> list[str]:
+    """At most `limit` files, evenly spread over the sorted list (not just the first folders)."""
+    if not limit or limit >= len(files):
+        return files
+    step = len(files) / limit
+    return [files[int(i * step)] for i in range(limit)]
+
+
+def count_lines(files: list[str]) -> int:
+    n = 0
+    for f in files:
+        try:
+            data = Path(f).read_bytes()
+        except OSError:
+            continue
+        n += data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    return n
+
+
+# ------------------------------------------------------------------------------------- child side
+
+
+def _usage() -> dict:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
+        "rss_self": me.ru_maxrss * 1024,  # kilobytes on Linux
+        "rss_child": kids.ru_maxrss * 1024,  # the largest worker (each is measured on its own)
+    }
+
+
+def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None) -> dict:
+    """Runs in a child process: one measurement, returned as a dict."""
+    failures = 0
+    stats: dict = {}
+    t0 = time.perf_counter()
+    if mode == "libcst":
+        import libcst
+
+        for f in files:
+            try:
+                libcst.parse_module(Path(f).read_bytes())
+            except Exception:  # noqa: BLE001 - a file libcst cannot parse counts, it does not stop
+                failures += 1
+    elif mode == "ast":
+        for f in files:
+            try:
+                ast.parse(Path(f).read_bytes(), filename=f)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                failures += 1
+    else:
+        sys.path.insert(0, str(REPO))
+        from kpredict.api import analyze_paths
+        from kpredict.cache import Cache
+        from kpredict.settings import Settings
+
+        settings = Settings()
+        cache = Cache(cache_dir, settings) if cache_dir else None
+        crashes: list[str] = []
+        errors = functions = forwards = predicted = 0
+        for r in analyze_paths(files, settings, jobs=jobs, cache=cache):
+            if r.error:
+                errors += 1
+                if r.error.startswith("internal error"):
+                    crashes.append(f"{r.path}: {r.error}")
+            for fn in r.functions:
+                functions += 1
+                if fn.qualname.endswith(".forward"):
+                    forwards += 1
+                    k = fn.eager.kernels
+                    if fn.ops or (isinstance(k, str) and k not in ("", "0")) or (isinstance(k, int) and k > 0):
+                        predicted += 1
+        failures = errors
+        stats = {"crashes": crashes, "functions": functions, "forwards": forwards, "forwards_predicted": predicted,
+                 "cache_hits": cache.hits if cache and jobs == 1 else None}
+    wall = time.perf_counter() - t0
+    return {"mode": mode, "jobs": jobs, "wall_s": wall, "failures": failures, **_usage(), **stats}
+
+
+# ------------------------------------------------------------------------------------- parent side
+
+
+def run_child(mode: str, files: list[str], jobs: int, cache_dir: str | None, timeout: float) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump({"mode": mode, "files": files, "jobs": jobs, "cache_dir": cache_dir}, fh)
+        spec = fh.name
+    try:
+        res = subprocess.run([sys.executable, __file__, "--_child", spec], capture_output=True, text=True,
+                             timeout=timeout, cwd=tempfile.gettempdir())
+    finally:
+        os.unlink(spec)
+    if res.returncode != 0:
+        raise SystemExit(f"measurement {mode} -j{jobs} failed:\n{res.stderr[-4000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def fmt_bytes(n: float) -> str:
+    return f"{n / (1 << 20):.0f} MiB"
+
+
+def bench_corpus(name: str, files: list[str], label: str, jobs: int, timeout: float, skip_libcst: bool) -> dict:
+    lines = count_lines(files)
+    print(f"\n## {name}: {label}\n{len(files)} files, {lines:,} lines", flush=True)
+    cache_1 = tempfile.mkdtemp(prefix="kpredict-bench-cache1-")
+    cache_n = tempfile.mkdtemp(prefix="kpredict-bench-cacheN-")
+    plan = []
+    if not skip_libcst:
+        plan.append(("libcst parse", "libcst", 1, None))
+    plan += [
+        ("ast parse", "ast", 1, None),
+        ("kpredict cold -j1", "kpredict", 1, cache_1),
+        (f"kpredict cold -j{jobs}", "kpredict", jobs, cache_n),
+        ("kpredict warm -j1", "kpredict", 1, cache_1),
+        (f"kpredict warm -j{jobs}", "kpredict", jobs, cache_n),
+    ]
+    rows: dict[str, dict] = {}
+    try:
+        for title, mode, j, cache_dir in plan:
+            r = run_child(mode, files, j, cache_dir, timeout)
+            r["lines_per_s"] = lines / r["wall_s"] if r["wall_s"] else float("inf")
+            r["peak_rss"] = max(r["rss_self"], r["rss_child"])
+            r["peak_rss_all"] = r["rss_self"] + (r["rss_child"] * j if j > 1 else 0)
+            rows[title] = r
+            print(f"  {title:<20} {r['wall_s']:8.1f} s wall {r['cpu_s']:8.1f} s cpu {r['lines_per_s']:>10,.0f} lines/s"
+                  f"  peak {fmt_bytes(r['peak_rss'])}", flush=True)
+    finally:
+        shutil.rmtree(cache_1, ignore_errors=True)
+        shutil.rmtree(cache_n, ignore_errors=True)
+    return {"corpus": name, "label": label, "files": len(files), "lines": lines, "rows": rows}
+
+
+def table(result: dict, jobs: int) -> str:
+    out = [f"{result['corpus']}: {result['label']}: {result['files']:,} files, {result['lines']:,} lines", "",
+           "| measurement | wall s | CPU s | lines/s (wall) | peak RSS | files failed |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for title, r in result["rows"].items():
+        peak = fmt_bytes(r["peak_rss"])
+        if r["jobs"] > 1:
+            peak += f" (all processes <= {fmt_bytes(r['peak_rss_all'])})"
+        out.append(f"| {title} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['lines_per_s']:,.0f} | {peak} | {r['failures']} |")
+    return "\n".join(out)
+
+
+def goals(result: dict, jobs: int) -> list[tuple[str, bool, str]]:
+    rows = result["rows"]
+    cold1 = rows["kpredict cold -j1"]
+    coldn = rows[f"kpredict cold -j{jobs}"]
+    warm1 = rows["kpredict warm -j1"]
+    warmn = rows[f"kpredict warm -j{jobs}"]
+    out = []
+    if "libcst parse" in rows:
+        base = rows["libcst parse"]
+        ratio = cold1["cpu_s"] / base["cpu_s"]
+        out.append(("cold analysis <= 2x libcst parse, one core (CPU time)", ratio <= 2.0,
+                    f"{ratio:.2f}x ({cold1['cpu_s']:.1f} s vs {base['cpu_s']:.1f} s)"))
+    r1 = warm1["wall_s"] / cold1["wall_s"]
+    out.append(("warm < 10% of cold, one core", r1 < 0.10, f"{r1:.1%}"))
+    rn = warmn["wall_s"] / coldn["wall_s"]
+    out.append((f"warm < 10% of cold, -j{jobs}", rn < 0.10, f"{rn:.1%}"))
+    peak = max(r["peak_rss"] for r in rows.values() if r["mode"] == "kpredict")
+    out.append(("peak memory < 1 GiB (largest process)", peak < GiB, fmt_bytes(peak)))
+    crashes = cold1["crashes"] + coldn["crashes"]
+    out.append(("no crashes (internal errors)", not crashes, f"{len(cold1['crashes'])} crashes"))
+    if result["corpus"] == "transformers":
+        f, p = cold1["forwards"], cold1["forwards_predicted"]
+        share = p / f if f else 0.0
+        out.append(("forward methods with a prediction >= 90%", share >= 0.90, f"{p}/{f} = {share:.1%}"))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", choices=["transformers", "stdlib", "both"], default="both")
+    ap.add_argument("--limit", type=int, default=None, help="at most N files per corpus (spread evenly)")
+    ap.add_argument("-j", "--jobs", type=int, default=None, help="workers for the parallel runs (default: all cores)")
+    ap.add_argument("--wheel", default=None, help="a local transformers-*.whl instead of pip download")
+    ap.add_argument("--skip-libcst", action="store_true")
+    ap.add_argument("--timeout", type=float, default=3600, help="seconds per measurement")
+    ap.add_argument("--json", dest="json_out", default=None, help="write all figures here")
+    ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args._child:
+        spec = json.loads(Path(args._child).read_text())
+        print(json.dumps(measure(spec["mode"], spec["files"], spec["jobs"], spec["cache_dir"])))
+        return
+
+    sys.path.insert(0, str(REPO))
+    from kpredict.parallel import default_jobs
+
+    jobs = args.jobs or default_jobs()
+    corpora = ["transformers", "stdlib"] if args.corpus == "both" else [args.corpus]
+    results = []
+    all_ok = True
+    for name in corpora:
+        files, label = transformers_files(args.wheel) if name == "transformers" else stdlib_files()
+        files = spread(files, args.limit)
+        res = bench_corpus(name, files, label, jobs, args.timeout, args.skip_libcst)
+        res["goals"] = goals(res, jobs)
+        results.append(res)
+    print("\n# Results\n")
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; "
+          f"command: python benchmarks/throughput.py {' '.join(sys.argv[1:])}\n")
+    for res in results:
+        print(table(res, jobs))
+        print()
+        for title, ok, detail in res["goals"]:
+            all_ok &= ok
+            print(f"- {'PASS' if ok else 'FAIL'}  {title}: {detail}")
+        crashes = res["rows"]["kpredict cold -j1"]["crashes"]
+        for c in crashes[:20]:
+            print(f"    crash: {c}")
+        print()
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, indent=2, default=str))
+    sys.exit(0 if all_ok else 1)
+
+
+if __name__ == "__main__":
+    main()
