@@ -32,9 +32,12 @@ def analyze_source(
     table: OpTable | None = None,
     only: str | None = None,
     lint: LintConfig | None = None,
+    examples: dict[str, dict[str, object]] | None = None,
+    inits: dict[str, str] | None = None,
 ) -> FileReport:
     """Predict every function of one file (or only `only`, a qualname); with `lint`, also run the
-    lint rules it enables and put their findings in the report."""
+    lint rules it enables and put their findings in the report. `examples` (qualname -> parameter
+    shapes) and `inits` (qualname -> constructor arguments, as text) override the file's annotations."""
     settings = settings or Settings()
     table = table or default_table()
     try:
@@ -46,7 +49,7 @@ def analyze_source(
     def predict(fg, s: Settings) -> FunctionReport:  # noqa: ANN001
         return function_report(fg, eager_kernels(fg, s.target, table), compiled_kernels(fg, s.target), s)
 
-    for fg in build_graphs(module, table, settings, only=only):
+    for fg in build_graphs(module, table, settings, only=only, examples=examples, inits=inits):
         report = predict(fg, settings)
         if fg.loop_symbols:  # loops over range(config.n_layer) with n_layer unknown: a + b*n_layer
             from kpredict.symbolic import rerun, symbolic_report
@@ -96,11 +99,18 @@ def analyze_data(data: bytes | str, path: str, settings: Settings | None = None,
         )
 
 
-def analyze_file(path: str | Path, settings: Settings | None = None, only: str | None = None) -> FileReport:
+def analyze_file(path: str | Path, settings: Settings | None = None, only: str | None = None,
+                 examples: dict[str, dict[str, object]] | None = None,
+                 inits: dict[str, str] | None = None) -> FileReport:
     """Read and analyze one file; unreadable input becomes a one-line error, never an exception."""
     data = read_source(path)
     if isinstance(data, FileReport):
         return data
+    if examples or inits:
+        try:
+            return analyze_source(data, str(path), settings, only=only, examples=examples, inits=inits)
+        except Exception:  # noqa: BLE001 - fall back to the guarded path, which reports it in one line
+            pass
     return analyze_data(data, str(path), settings, only=only)
 
 

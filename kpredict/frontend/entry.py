@@ -100,19 +100,20 @@ def init_text(module: ModuleInfo, qualname: str) -> str | None:
     return None
 
 
-def _self_for(it: Interpreter, qualname: str, module: ModuleInfo) -> object:
+def _self_for(it: Interpreter, qualname: str, module: ModuleInfo, given: str | None = None) -> object:
     """`self` for a method analyzed alone: its class constructed with the `# kpredict: init` values;
     constructor parameters without one take their defaults (listed as assumptions)."""
     cls = qualname.rsplit(".", 1)[0]
     if cls not in module.classes:
         return None
-    return it.construct(ClassRef(cls), [], init_kwargs(it, module, qualname), module.classes[cls], describe=True)
+    return it.construct(ClassRef(cls), [], init_kwargs(it, module, qualname, given), module.classes[cls],
+                        describe=True)
 
 
-def init_kwargs(it: Interpreter, module: ModuleInfo, qualname: str) -> dict[str, object]:
-    """Constructor arguments from `# kpredict: init ...` as abstract values."""
+def init_kwargs(it: Interpreter, module: ModuleInfo, qualname: str, given: str | None = None) -> dict[str, object]:
+    """Constructor arguments from `given` (verify's --init) or `# kpredict: init ...`, as abstract values."""
     kwargs: dict[str, object] = {}
-    text = init_text(module, qualname)
+    text = given or init_text(module, qualname)
     if text:
         from kpredict.verify.examples import ExampleError, parse_examples, static_meta
 
@@ -132,7 +133,11 @@ def _py_value(v: object) -> object:
 
 
 def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str | None = None,
-              examples: dict[str, dict[str, object]] | None = None) -> Iterator[FunctionGraph]:
+              examples: dict[str, dict[str, object]] | None = None,
+              inits: dict[str, str] | None = None) -> Iterator[FunctionGraph]:
+    """examples / inits: per qualname, argument shapes and constructor arguments that take precedence
+    over the file's own annotations (verify's --example and --init)."""
+    inits = inits or {}
     shared = Shared()
     call_sites: dict[str, list] = {}
     env: dict[str, object] = {}
@@ -147,13 +152,13 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
         it = Interpreter(module, table, settings, fg, {}, env, shared)
         ret = None
         try:
-            bound = _self_for(it, qualname, module) if "." in qualname else None
+            bound = _self_for(it, qualname, module, inits.get(qualname)) if "." in qualname else None
             if "." in qualname and isinstance(fdef, ast.FunctionDef) and any(
                     isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fdef.decorator_list):
                 bound = None
             args, kwargs = _arguments(it, qualname, fdef, call_sites, examples or {})
             if qualname.endswith(".__init__") and not args and not kwargs:
-                kwargs = init_kwargs(it, module, qualname)
+                kwargs = init_kwargs(it, module, qualname, inits.get(qualname))
             ret = it.run_function(qualname, args, kwargs, bound=bound, node=fdef, describe=True)
         except _Budget:
             it.assume("function too large to follow; figures cover its first part", force=True)

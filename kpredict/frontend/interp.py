@@ -1621,8 +1621,9 @@ def py(v: object, default: object = None) -> object:
 
 
 def build_graphs(module: ModuleInfo, table: OpTable, settings: Settings, only: str | None = None,
-                 examples: dict[str, dict[str, TensorMeta | object]] | None = None) -> Iterator[FunctionGraph]:
+                 examples: dict[str, dict[str, TensorMeta | object]] | None = None,
+                 inits: dict[str, str] | None = None) -> Iterator[FunctionGraph]:
     """One FunctionGraph per function of the module (methods as Cls.name), plus <module> when it has ops."""
     from kpredict.frontend.entry import build_all
 
-    yield from build_all(module, table, settings, only=only, examples=examples)
+    yield from build_all(module, table, settings, only=only, examples=examples, inits=inits)

@@ -11,7 +11,6 @@ kernel names are shown with a mark too, but do not decide the match.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import signal
@@ -175,17 +174,15 @@ def _example_meta(path: str, qualname: str | None, example: str | None, device: 
     return {qualname: static_meta(spec, device)}, spec.text
 
 
-def predict(path: str, target: str, qualname: str | None, examples: dict | None) -> tuple[FileReport, list[str]]:
-    """`kpredict.api.analyze_file` for the device's target; passes example shapes when the API takes them."""
+def predict(path: str, target: str, qualname: str | None, examples: dict | None,
+            init: str | None = None) -> tuple[FileReport, list[str]]:
+    """`kpredict.api.analyze_file` for the device's target, with the same example shapes and
+    constructor arguments the child runs with."""
     from kpredict import api
     from kpredict.settings import Settings
 
-    notes: list[str] = []
-    settings = Settings(target=target)
-    takes = inspect.signature(api.analyze_file).parameters
-    if examples and "examples" in takes:
-        return api.analyze_file(path, settings, only=qualname, examples=examples), notes  # type: ignore[call-arg]
-    return api.analyze_file(path, settings, only=qualname), notes
+    inits = {qualname: init} if (init and qualname) else None
+    return api.analyze_file(path, Settings(target=target), only=qualname, examples=examples, inits=inits), []
 
 
 # --------------------------------------------------------------------------------------------
@@ -261,7 +258,7 @@ def run_verify(path: str, qualname: str | None = None, device: str = "auto", exa
     single = qualname not in (None, "*")
     meta, _ = _example_meta(apath, qualname, examples, res.device) if single else (None, None)
     try:
-        report, notes = predict(path, target, qualname if single else None, meta)
+        report, notes = predict(path, target, qualname if single else None, meta, init if single else None)
         res.notes.extend(notes)
     except ImportError as e:  # the static side is missing: measured figures are still shown
         report = FileReport(path=path, error=f"static analysis unavailable ({e})")
