@@ -75,8 +75,8 @@ def run_deep(fn: Callable[..., T], *args: object) -> T:
 
 
 def analyze_target(target: Target, settings: Settings, cache: Cache | None = None,
-                   keep_graphs: bool = False, lint: LintConfig | None = None) -> FileReport:
-    """One file: read it, look it up in the cache, else analyze it (never raises)."""
+                   keep_graphs: bool = False, lint: LintConfig | None = None, lookup: bool = True) -> FileReport:
+    """One file: read it, look it up in the cache (unless lookup=False), else analyze it (never raises)."""
     from kpredict.api import analyze_data, read_source
 
     if target.error:
@@ -84,7 +84,7 @@ def analyze_target(target: Target, settings: Settings, cache: Cache | None = Non
     data = read_source(target.path)
     if isinstance(data, FileReport):
         return data
-    if cache is not None:
+    if cache is not None and lookup:
         hit = cache.get(target.path, data, target.only)
         if hit is not None:
             return hit
@@ -192,4 +192,40 @@ def analyze_targets(targets: Sequence[Target], settings: Settings | None = None,
         for t in targets:
             yield analyze_target(t, settings, cache, keep_graphs=keep_graphs, lint=lint)
         return
-    yield from _parallel(targets, settings, jobs, cache, lint)
+    if cache is None:
+        yield from _parallel(targets, settings, jobs, cache, lint)
+        return
+    # cache hits are answered here, cheaply; only the misses go to workers (and no pool starts for
+    # an unchanged tree)
+    done: list[FileReport | None] = [None] * len(targets)
+    misses: list[int] = []
+    for i, t in enumerate(targets):
+        hit = _cached(t, cache)
+        if hit is None:
+            misses.append(i)
+        else:
+            done[i] = hit
+    if len(misses) <= 1:
+        for i, t in enumerate(targets):
+            yield done[i] if done[i] is not None else analyze_target(t, settings, cache, keep_graphs=keep_graphs,
+                                                                     lint=lint, lookup=False)
+        return
+    have = [r is not None for r in done]
+    ready = 0
+    for i, report in zip(misses, _parallel([targets[i] for i in misses], settings, jobs, cache, lint)):
+        done[i], have[i] = report, True
+        while ready < len(done) and have[ready]:
+            out, done[ready] = done[ready], None  # hand it over; keep memory flat
+            yield out  # type: ignore[misc]
+            ready += 1
+
+
+def _cached(target: Target, cache: Cache) -> FileReport | None:
+    from kpredict.api import read_source
+
+    if target.error:
+        return None
+    data = read_source(target.path)
+    if isinstance(data, FileReport):
+        return None  # the worker reports it
+    return cache.get(target.path, data, target.only)

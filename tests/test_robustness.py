@@ -472,6 +472,24 @@ def test_parallel_matches_serial_and_keeps_order(tmp_path: Path) -> None:
     assert warm == serial
 
 
+def test_warm_parallel_run_starts_no_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kpredict.parallel as par
+
+    for i in range(4):
+        (tmp_path / f"m{i}.py").write_text(GOOD + f"\ndef g{i}(x):\n    return x * {i}\n")
+    s = Settings()
+    cold = list(analyze_paths([str(tmp_path)], s, jobs=2, cache=Cache(tmp_path / "c", s)))
+    (tmp_path / "m2.py").write_text(GOOD)  # one changed file: analyzed in this process, no pool either
+
+    def no_pool(*a, **k):
+        raise AssertionError("a pool was started")
+
+    monkeypatch.setattr(par, "_pool", no_pool)
+    warm = list(analyze_paths([str(tmp_path)], s, jobs=2, cache=Cache(tmp_path / "c", s)))
+    assert [r.path for r in warm] == [r.path for r in cold]
+    assert warm[0] == cold[0] and [f.qualname for f in warm[2].functions] == ["f"]
+
+
 def test_keep_graphs_in_process(tree: Path) -> None:
     (r,) = analyze_paths([str(tree / "good.py")], jobs=1, keep_graphs=True)
     assert r.functions[0].graph is not None
