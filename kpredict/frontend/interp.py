@@ -28,6 +28,7 @@ from kpredict.settings import Settings
 
 MAX_CALL_DEPTH = 24
 MAX_OPS = 200_000
+MAX_ITEMS = 100_000  # longest Python sequence (range, list, str) whose items are enumerated
 MAX_STEPS = 2_000_000  # statements interpreted for one entry function, its helpers and constructors
 
 _BINOP = {
@@ -690,6 +691,11 @@ class Interpreter(ObjectModel):
         if isinstance(it, Instance):
             return self.container_items(it)
         if isinstance(it, Py) and isinstance(it.value, (range, tuple, list, str)):
+            try:
+                if len(it.value) > MAX_ITEMS:  # range(2**40) in a test file: not a count to unroll
+                    return None
+            except OverflowError:  # longer than sys.maxsize
+                return None
             return [Py(x) for x in it.value]
         if isinstance(it, Dict):
             return [Py(k) for k in it.items]
@@ -1261,6 +1267,10 @@ class Interpreter(ObjectModel):
                         return Opaque("pow")
                     if op is ast.Mult and isinstance(a.value, (str, list, tuple)) and isinstance(b.value, int) and b.value > 10000:
                         return Opaque("mul")
+                    if op is ast.Mult and isinstance(b.value, (str, list, tuple)) and isinstance(a.value, int) and a.value > 10000:
+                        return Opaque("mul")
+                    if op is ast.LShift and isinstance(b.value, int) and b.value > 4096:
+                        return Opaque("shift")
                     return Py(fn(a.value, b.value))
                 except Exception:  # noqa: BLE001
                     return Opaque("arith")
