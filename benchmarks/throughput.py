@@ -270,6 +270,9 @@ def main() -> None:
     args = ap.parse_args()
 
     if args._child:
+        # a guard for the machine: a runaway analysis fails this measurement instead of waking the OOM killer
+        limit = int(os.environ.get("KPREDICT_BENCH_MAX_BYTES", 8 * GiB))
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         spec = json.loads(Path(args._child).read_text())
         print(json.dumps(measure(spec["mode"], spec["files"], spec["jobs"], spec["cache_dir"])))
         return
