@@ -655,7 +655,9 @@ class Scheduler:
     def kernel_name_parts(self, gops: list[Op], nodes: dict[int, Node]) -> list[str]:
         names: set[str] = set()
         own = {op.oid for op in gops}
-        producer = {vid: op for op in self.fg.ops for vid in op.outputs}
+        producer = getattr(self, "_producer_cache", None)  # once per function, not once per kernel
+        if producer is None:
+            producer = self._producer_cache = {vid: op for op in self.fg.ops for vid in op.outputs}
         for op in gops:
             names.update(op.aten)
             # views feeding the kernel's ops are part of its index arithmetic, and of its name
