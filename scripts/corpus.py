@@ -20,7 +20,7 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
 
-class _Timeout(Exception):
+class _Timeout(BaseException):
     pass
 
 

@@ -29,7 +29,8 @@ from kpredict.settings import Settings
 MAX_CALL_DEPTH = 24
 MAX_OPS = 200_000
 MAX_ITEMS = 100_000  # longest Python sequence (range, list, str) whose items are enumerated
-MAX_STEPS = 2_000_000  # statements interpreted for one entry function, its helpers and constructors
+MAX_STEPS = 400_000  # statements interpreted for one entry function, its helpers and constructors
+MAX_WHILE_BUILDING = 64  # while-loop iterations followed while constructing (nothing is recorded there)
 
 _BINOP = {
     ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__",
@@ -729,7 +730,7 @@ class Interpreter(ObjectModel):
         self.exec_block(s.orelse, frame)
 
     def exec_while(self, s: ast.While, frame: Frame) -> None:
-        for _ in range(self.settings.max_unroll):
+        for _ in range(self.settings.max_unroll if self.recording else MAX_WHILE_BUILDING):
             cond = self.truth(self.ev(s.test, frame), s.test)
             if cond is False:
                 return
@@ -1539,6 +1540,8 @@ class Interpreter(ObjectModel):
     # ------------------------------------------------------------------ tensor methods and ops
     def method_call(self, t: TensorRef, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         m = self.meta(t)
+        if name in ("reshape_as", "expand_as") and args and isinstance(args[0], TensorRef):
+            return self.apply(name[:-3], t, [ShapeRef(args[0].vid)], {}, node)
         if name in ("size", "shape"):
             if args:
                 d = py(args[0], _MISSING)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 Shape = tuple[int | None, ...] | None
 RULES = frozenset({"conv", "conv_transpose", "pool", "adaptive_pool", "batch_norm", "group_norm", "loss",
-                   "nll_loss", "pixel_shuffle", "upsample", "glu", "same_stats", "mha", "outer"})
+                   "nll_loss", "pixel_shuffle", "upsample", "glu", "same_stats", "mha", "outer", "pad", "topk", "repeat"})
 
 
 @dataclass(slots=True)
@@ -63,6 +63,14 @@ def conv_out(size: int | None, k: int | None, s: int | None, p: int | None, d: i
 
 
 def nn_shape(rule: str, fact_name: str, a: Args, metas: list[TensorMeta]) -> NNShape:
+    """The rule's result; inputs of a rank or kind the formula does not fit give unknown sizes."""
+    try:
+        return _nn_shape(rule, fact_name, a, metas)
+    except (IndexError, TypeError, ValueError, ZeroDivisionError):
+        return NNShape(None)
+
+
+def _nn_shape(rule: str, fact_name: str, a: Args, metas: list[TensorMeta]) -> NNShape:
     x = metas[0].shape if metas else None
     if rule == "conv":
         w = metas[1].shape if len(metas) > 1 else None
@@ -153,6 +161,28 @@ def nn_shape(rule: str, fact_name: str, a: Args, metas: list[TensorMeta]) -> NNS
             return NNShape(x)
         stat = (x[0], x[1], k[1]) if x is not None and k is not None and len(x) == 3 and len(k) == 3 else None
         return NNShape(x, S.ReduceInfo(stat, None, "inner"))
+    if rule == "pad":
+        pad = a.py(0, "pad", None)
+        if x is None or not isinstance(pad, (tuple, list)) or len(pad) % 2 or len(pad) // 2 > len(x):
+            return NNShape(None)
+        out = list(x)
+        for i in range(len(pad) // 2):
+            d = len(x) - 1 - i
+            out[d] = None if out[d] is None else out[d] + pad[2 * i] + pad[2 * i + 1]
+        return NNShape(tuple(out))
+    if rule == "topk":
+        k = a.py(0, "k", None)
+        dim = a.py(1, "dim", -1)
+        if x is None or not isinstance(k, int) or not isinstance(dim, int):
+            return NNShape(None, n_out=2)
+        dd = S.norm_dim(dim, len(x))
+        return NNShape(tuple(k if i == dd else v for i, v in enumerate(x)), n_out=2)
+    if rule == "repeat":
+        reps = a.ints(0, "repeats")
+        if x is None or not reps or None in reps or len(reps) < len(x):
+            return NNShape(None)
+        xs = (1,) * (len(reps) - len(x)) + tuple(x)
+        return NNShape(tuple(None if d is None else d * r for d, r in zip(xs, reps)))  # type: ignore[operator]
     if rule == "outer":
         y = metas[1].shape if len(metas) > 1 else None
         return NNShape((_prod(x), _prod(y)) if x is not None and y is not None else None)

@@ -318,7 +318,10 @@ class Scheduler:
 
         def reaches(src: set[int], dst_deps: set[int], exclude: set[int]) -> bool:
             """Is any node of dst_deps (outside `exclude`) a descendant of `src`?"""
-            frontier = [d for d in dst_deps if d not in exclude and d in nodes]
+            if not src:
+                return False
+            lo = min(src)  # deps point to earlier ops: nothing older than src can lead back to it
+            frontier = [d for d in dst_deps if d not in exclude and d in nodes and d >= lo]
             seen: set[int] = set()
             while frontier:
                 x = frontier.pop()
@@ -327,7 +330,7 @@ class Scheduler:
                 seen.add(x)
                 if x in src:
                     return True
-                frontier.extend(d for d in nodes[x].deps if d in nodes)
+                frontier.extend(d for d in nodes[x].deps if d >= lo and d in nodes)
             return False
 
         for oid, n in nodes.items():
@@ -375,7 +378,7 @@ class Scheduler:
             changed = False
             fused = [g for g in groups.values() if g.kind == "fused"]
             for i, a in enumerate(fused):
-                for b in fused[i + 1:]:
+                for b in fused[i + 1:i + 1 + self.conf.get("horizontal_window", len(fused))]:
                     if a.gid not in groups or b.gid not in groups:
                         continue
                     if self.conf["horizontal_needs_shared_input"] and not self._share_input(a, b, nodes):
