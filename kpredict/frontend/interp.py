@@ -19,7 +19,7 @@ from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, O
 from kpredict.frontend.parse import ModuleInfo, import_table
 from kpredict.frontend.values import (
     CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
-    NNModule, Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Unknown,
+    Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Unknown,
 )
 from kpredict.ir import FunctionGraph, GraphBreak, Op, Span, TensorMeta, Value
 from kpredict.ir import Unknown as UnknownOp
@@ -185,6 +185,15 @@ def _identical(a: object, b: object) -> bool | None:
     if isinstance(a, _OBJECTS) and isinstance(b, (Py, TensorRef)) or isinstance(b, _OBJECTS) and isinstance(a, (Py, TensorRef)):
         return False if not (isinstance(a, Sym) or isinstance(b, Sym)) else None
     return None
+
+
+def _text(e: ast.AST) -> str:
+    """Source text of an expression, short enough for an `unknown` entry."""
+    try:
+        t = ast.unparse(e)
+    except Exception:  # noqa: BLE001
+        return type(e).__name__
+    return t if len(t) <= 60 else t[:57] + "..."
 
 
 def _flat(values: list[object]) -> list[object]:
@@ -1033,8 +1042,11 @@ class Interpreter(ObjectModel):
                     foreign: bool = True) -> object:
         """A call kpredict cannot see into. With tensor arguments it is reported as unknown; when it
         is code outside torch (`foreign`), torch.compile cannot trace it either: a graph break."""
-        if any(isinstance(a, TensorRef) for a in _flat(list(args) + list(kwargs.values()))):
+        tensors = [a for a in _flat(list(args) + list(kwargs.values())) if isinstance(a, TensorRef)]
+        if tensors:
             self.unknown(node, name or "call")
+            # a placeholder op: what the call reads stays live under torch.compile (it is not dead code)
+            self.emit(OpFact(name="unknown", category="unknown"), node, tensors, [], category="unknown")
             if foreign:
                 self.graph_break(node, f"call to {name}, code kpredict cannot see into, with tensor arguments")
             return Unknown(name)
@@ -1385,13 +1397,13 @@ class Interpreter(ObjectModel):
             try:
                 r = obj.items[idx.value]  # type: ignore[index]
             except Exception:  # noqa: BLE001
-                return Unknown("item")
+                return Unknown(_text(e))
             return Seq(r, obj.kind) if isinstance(idx.value, slice) else r
         if isinstance(obj, Dict) and isinstance(idx, Py):
             try:
-                return obj.items.get(idx.value, Unknown("key"))
+                return obj.items.get(idx.value, Unknown(_text(e)))
             except TypeError:
-                return Unknown("key")
+                return Unknown(_text(e))
         if isinstance(obj, Py) and isinstance(idx, Py):
             try:
                 return Py(obj.value[idx.value])  # type: ignore[index]
@@ -1399,11 +1411,13 @@ class Interpreter(ObjectModel):
                 return Opaque("item")
         if isinstance(obj, SplitRef) and isinstance(idx, Py) and isinstance(idx.value, int):
             return self.piece(obj)
-        if isinstance(obj, Instance) and (obj.children is not None or obj.named is not None):
-            return self.container_index(obj, idx)
+        if isinstance(obj, Instance) and (obj.children is not None or obj.named is not None) \
+                and not self.func_def_in_mro(obj, "__getitem__"):
+            got = self.container_index(obj, idx)
+            return Unknown(_text(e)) if isinstance(got, Unknown) else got
         if isinstance(obj, Instance):
             return self.instance_item(obj, idx, e, frame)
-        return Unknown("item")
+        return Unknown(_text(e))
 
     def instance_item(self, obj: Instance, idx: object, node: ast.AST, frame: Frame) -> object:
         """`out[0]` / `out["logits"]`: dataclass outputs (ModelOutput) index their non-None fields;

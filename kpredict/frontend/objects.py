@@ -564,6 +564,8 @@ class ObjectModel:
         inst.children = [x for x in seq if not (isinstance(x, Py) and x.value is None)]
 
     def container_index(self, inst: Instance, idx: object) -> object:
+        if isinstance(idx, Sym):
+            return Unknown(f"{inst.cls}[{idx.name}] with {idx.name} not known statically")
         if inst.named is not None:
             key = idx.value if isinstance(idx, Py) else _MISSING
             try:
