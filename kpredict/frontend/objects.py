@@ -389,11 +389,13 @@ class ObjectModel:
             v = self.ev(ann, frame) if ann is not None else None
             if isinstance(v, ClassRef):
                 cref = v
+        if cref is None and looks_like_config(p.arg) and frame.cls:
+            # Hugging Face models name it: `config_class = LlamaConfig` on the model class
+            v = self.class_attr(ClassRef(frame.cls, frame.mod), "config_class", None)
+            if isinstance(v, ClassRef):
+                cref = v
         if cref is None and looks_like_config(p.arg):
-            info = self.modinfo(frame.mod)
-            cands = [n for n in info.classes if n.endswith(CONFIG_SUFFIXES)]
-            if len(cands) == 1:
-                cref = ClassRef(cands[0], frame.mod)
+            cref = self.config_class_guess(frame)
         if cref is None:
             if looks_like_config(p.arg):
                 if describe:
@@ -403,6 +405,25 @@ class ObjectModel:
         if describe:
             self.assume(f"{p.arg}: {cref.name}() with its default values", force=True)
         return self.construct(cref, [], {}, None, describe=describe)
+
+    def config_class_guess(self, frame: Frame) -> ClassRef | None:
+        """The file's config class: its only `...Config` class (defined or imported), else the one whose
+        name shares the longest prefix with the class being built (LlamaMLP -> LlamaConfig)."""
+        info = self.modinfo(frame.mod)
+        cands = [n for n in list(info.classes) + list(info.imports) if n.endswith(CONFIG_SUFFIXES)]
+        cands = sorted(set(cands))
+        if len(cands) > 1 and frame.cls:
+            def shared(n: str) -> int:
+                k = 0
+                while k < min(len(n), len(frame.cls)) and n[k] == frame.cls[k]:  # type: ignore[index]
+                    k += 1
+                return k
+            best = max(shared(n) for n in cands)
+            cands = [n for n in cands if shared(n) == best] if best >= 3 else []
+        if len(cands) != 1:
+            return None
+        v = self.lookup(cands[0], frame, None)
+        return v if isinstance(v, ClassRef) else None
 
     # ------------------------------------------------------------------ instances
     def is_training(self, inst: Instance) -> bool:
@@ -568,10 +589,11 @@ class ObjectModel:
             return Unknown(f"{inst.cls}[{idx.name}] with {idx.name} not known statically")
         if inst.named is not None:
             key = idx.value if isinstance(idx, Py) else _MISSING
+            what = f"{inst.cls}[...] with a key not known statically"
             try:
-                return inst.named.get(key, Unknown("module dict item")) if key is not _MISSING else Unknown("item")
+                return inst.named.get(key, Unknown(f"{inst.cls}[{key!r}]")) if key is not _MISSING else Unknown(what)
             except TypeError:  # an unhashable key (a slice of a dict-like class)
-                return Unknown("item")
+                return Unknown(what)
         items = inst.children or []
         if isinstance(idx, Py):
             if isinstance(idx.value, slice):
