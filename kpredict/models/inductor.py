@@ -106,6 +106,10 @@ class Scheduler:
         self.conf = conf
         self.ops = {op.oid: op for op in fg.ops}
         self._gids = itertools.count()
+        self._stmap = {vid: v.storage for vid, v in fg.values.items()}  # value id -> storage, looked up often
+
+    def _st(self, vid: int) -> int:
+        return self._stmap.get(vid, vid)
 
     # ------------------------------------------------------------------ dataflow
     def dataflow(self, ops: list[Op]) -> tuple[dict[int, set[int]], dict[int, int]]:
@@ -115,7 +119,7 @@ class Scheduler:
         for op in ops:
             d: set[int] = set()
             for vid in op.inputs:
-                w = last.get(_storage(self.fg, vid))
+                w = last.get(self._st(vid))
                 if w is not None:
                     d.add(w)
             deps[op.oid] = d
@@ -124,7 +128,7 @@ class Scheduler:
             if op.category == "sync":
                 continue
             for vid in op.outputs + op.mutates:
-                last[_storage(self.fg, vid)] = op.oid
+                last[self._st(vid)] = op.oid
         return deps, last
 
     def live_ops(self, ops: list[Op], deps: dict[int, set[int]], last: dict[int, int]) -> set[int]:
@@ -132,14 +136,14 @@ class Scheduler:
         live: set[int] = set()
         roots: set[int] = set()
         for vid in self.fg.returns:
-            w = last.get(_storage(self.fg, vid))
+            w = last.get(self._st(vid))
             if w is not None:
                 roots.add(w)
         inputs = {self.fg.values[v].storage for v in self.fg.inputs if v in self.fg.values}
         for op in ops:
             if op.category == "sync":
                 roots |= deps[op.oid]
-            if op.mutates and any(_storage(self.fg, m) in inputs for m in op.mutates):
+            if op.mutates and any(self._st(m) in inputs for m in op.mutates):
                 roots.add(op.oid)
             if op.category == "unknown":
                 roots |= deps[op.oid]
@@ -159,8 +163,8 @@ class Scheduler:
             # later in-place writers of the same storage are part of its final value
         for op in ops:
             if op.mutates and op.oid not in live:
-                st = {_storage(self.fg, m) for m in op.mutates}
-                if any(any(_storage(self.fg, v) in st for v in self.ops[l].outputs) for l in list(live)):
+                st = {self._st(m) for m in op.mutates}
+                if any(any(self._st(v) in st for v in self.ops[l].outputs) for l in list(live)):
                     live.add(op.oid)
                     stack = list(deps[op.oid])
                     while stack:
@@ -212,7 +216,12 @@ class Scheduler:
     def realized(self, g: Group) -> int:
         """Scheduler nodes in a group: lowering inlines single-use pointwise ops, so only reductions
         and values read more than once count towards max_fusion_size (100 chained ops: 1 kernel)."""
-        return sum(1 for o in g.nodes if self.ops[o].category == "reduction" or len(self.users.get(o, ())) > 1)
+        key = (g.gid, len(g.nodes))  # groups only grow, so their size names their content
+        n = self._realized.get(key)
+        if n is None:
+            n = sum(1 for o in g.nodes if self.ops[o].category == "reduction" or len(self.users.get(o, ())) > 1)
+            self._realized[key] = n
+        return n
 
     def inlinable(self, g: Group, n: Node) -> bool:
         """A pointwise group used only by `n` is inlined into it, whatever its size (broadcast operands)."""
@@ -277,7 +286,7 @@ class Scheduler:
             if op.category in ("view", "alloc", "noop") or op.free_reason:
                 continue
             for vid in op.inputs:
-                reads.setdefault(_storage(self.fg, vid), []).append((i, op.graph, op.category == "sync"))
+                reads.setdefault(self._st(vid), []).append((i, op.graph, op.category == "sync"))
         self._read_index_cache = (pos, reads)
         return pos, reads
 
@@ -302,36 +311,44 @@ class Scheduler:
         self.rewrite_attention(nodes, users)
         self.rewrite_concat(nodes)
         self.users = self.external_users(nodes, ops, gi)
+        self._realized: dict[tuple[int, int], int] = {}
         group_of: dict[int, int] = {}
         groups: dict[int, Group] = {}
 
-        def ancestors_outside(oid: int, gset: set[int]) -> set[int]:
-            seen: set[int] = set()
-            stack = [d for d in nodes[oid].deps if d in nodes]
+        # ancestors of every node as a bit set over node positions: "is there a path from this group to
+        # that node" is then one AND, where a walk over the graph per fusion check was quadratic
+        bit = {o: 1 << i for i, o in enumerate(nodes)}
+        anc: dict[int, int] = {}
+        for o in nodes:
+            if o in anc:
+                continue
+            stack = [(o, False)]
             while stack:
-                x = stack.pop()
-                if x in seen:
+                x, ready = stack.pop()
+                if x in anc:
                     continue
-                seen.add(x)
-                stack.extend(d for d in nodes[x].deps if d in nodes)
-            return seen
+                ds = [d for d in nodes[x].deps if d in nodes]
+                if ready:
+                    m = 0
+                    for d in ds:
+                        m |= bit[d] | anc[d]
+                    anc[x] = m
+                    continue
+                stack.append((x, True))
+                stack.extend((d, False) for d in ds if d not in anc)
+
+        def mask(oids) -> int:
+            m = 0
+            for o in oids:
+                m |= bit.get(o, 0)
+            return m
 
         def reaches(src: set[int], dst_deps: set[int], exclude: set[int]) -> bool:
             """Is any node of dst_deps (outside `exclude`) a descendant of `src`?"""
             if not src:
                 return False
-            lo = min(src)  # deps point to earlier ops: nothing older than src can lead back to it
-            frontier = [d for d in dst_deps if d not in exclude and d in nodes and d >= lo]
-            seen: set[int] = set()
-            while frontier:
-                x = frontier.pop()
-                if x in seen:
-                    continue
-                seen.add(x)
-                if x in src:
-                    return True
-                frontier.extend(d for d in nodes[x].deps if d >= lo and d in nodes)
-            return False
+            sm = mask(src)
+            return any((bit[d] | anc[d]) & sm for d in dst_deps if d not in exclude and d in nodes)
 
         for oid, n in nodes.items():
             if n.absorbed_into is not None:
@@ -373,6 +390,7 @@ class Scheduler:
                 merged.numel = n.numel
             self._add_node(merged, n)
         # horizontal fusion: siblings reading a common buffer, no path between them
+        group_reads: dict[int, set[int]] = {}  # gid -> storages its nodes read (kept up to date on merges)
         changed = True
         while changed:
             changed = False
@@ -381,7 +399,8 @@ class Scheduler:
                 for b in fused[i + 1:i + 1 + self.conf.get("horizontal_window", len(fused))]:
                     if a.gid not in groups or b.gid not in groups:
                         continue
-                    if self.conf["horizontal_needs_shared_input"] and not self._share_input(a, b, nodes):
+                    if self.conf["horizontal_needs_shared_input"] and not (
+                            self._group_reads(a, nodes, group_reads) & self._group_reads(b, nodes, group_reads)):
                         continue
                     if self.realized(a) + self.realized(b) > MAX_FUSION_SIZE:
                         continue
@@ -396,6 +415,8 @@ class Scheduler:
                     for o in b.nodes:
                         group_of[o] = a.gid
                     self._merge_meta(a, b)
+                    if a.gid in group_reads:
+                        group_reads[a.gid] |= group_reads.pop(b.gid, None) or self._group_reads(b, nodes, {})
                     del groups[b.gid]
                     changed = True
         return self.emit_kernels(groups, nodes, group_of, ops, gi)
@@ -412,19 +433,19 @@ class Scheduler:
             if op.category in ("view", "alloc", "noop") or op.free_reason:
                 continue
             for vid in op.inputs:
-                w = writer.get(_storage(self.fg, vid))
+                w = writer.get(self._st(vid))
                 if w is not None and w != op.oid:
                     out[w].add(op.oid if (op.oid in nodes and op.graph == gi) else -1)
             if op.oid in nodes:
                 for vid in op.outputs + op.mutates:
-                    writer[_storage(self.fg, vid)] = op.oid
+                    writer[self._st(vid)] = op.oid
         for st, w in writer.items():
             rs = reads.get(st)
             if rs and rs[-1][0] > hi:
                 out[w].add(-1)
-        returned = {_storage(self.fg, v) for v in self.fg.returns}
+        returned = {self._st(v) for v in self.fg.returns}
         for o, n in nodes.items():
-            if any(_storage(self.fg, v) in returned for v in n.op.outputs + n.op.mutates):
+            if any(self._st(v) in returned for v in n.op.outputs + n.op.mutates):
                 out[o].add(-1)
         return out
 
@@ -448,15 +469,13 @@ class Scheduler:
             a.numel = b.numel
         a.dtypes |= b.dtypes
 
-    def _share_input(self, a: Group, b: Group, nodes: dict[int, Node]) -> bool:
-        def reads(g: Group) -> set[int]:
-            s: set[int] = set()
-            for o in g.nodes:
-                for vid in nodes[o].op.inputs:
-                    s.add(_storage(self.fg, vid))
-            return s
-
-        return bool(reads(a) & reads(b))
+    def _group_reads(self, g: Group, nodes: dict[int, Node], memo: dict[int, set[int]]) -> set[int]:
+        """The storages a group's nodes read (memoized per group id)."""
+        s = memo.get(g.gid)
+        if s is None:
+            s = {self._st(vid) for o in g.nodes for vid in nodes[o].op.inputs}
+            memo[g.gid] = s
+        return s
 
     def _compatible(self, a: Group, b: Group, nodes: dict[int, Node]) -> bool:
         if self.conf.get("horizontal_any_size"):
@@ -570,10 +589,10 @@ class Scheduler:
                 continue  # dead in this graph
             gid = member.get(op.oid)
             for vid in op.inputs:
-                st = _storage(self.fg, vid)
+                st = self._st(vid)
                 consumers.setdefault(st, set()).add(gid if (gid is not None and op.graph == gi) else -1)
-        returned = {_storage(self.fg, v) for v in self.fg.returns}
-        input_st = {_storage(self.fg, v) for v in self.fg.inputs}
+        returned = {self._st(v) for v in self.fg.returns}
+        input_st = {self._st(v) for v in self.fg.inputs}
         order = sorted(groups.values(), key=lambda g: min(g.nodes))
         kernels: list[Kernel] = []
         has_random = any(nodes[o].op.category == "random" for g in order for o in g.nodes)
@@ -581,6 +600,7 @@ class Scheduler:
             kernels.append(Kernel(f"{self.conf['extern_prefix']}{self.conf['random_seed_kernel']}", (), (), (),
                                   "fallback", gi))
         index = 0
+        read_memo: dict[int, set[int]] = {}
         for g in order:
             gops = [nodes[o].op for o in g.nodes] + [n.op for n in nodes.values()
                                                      if n.absorbed_into is not None and member.get(n.op.oid) == g.gid]
@@ -590,12 +610,12 @@ class Scheduler:
             written_here: set[int] = set()
             for op in sorted(gops, key=lambda o: o.oid):
                 for vid in op.inputs:
-                    st = _storage(self.fg, vid)
+                    st = self._st(vid)
                     w = writer_group.get(st)
                     if st not in written_here and st not in reads and w != g.gid:
                         reads.append(st)
                 for vid in op.outputs + op.mutates:
-                    st = _storage(self.fg, vid)
+                    st = self._st(vid)
                     written_here.add(st)
                     writer_group[st] = g.gid
             for st in sorted(written_here):
@@ -610,9 +630,9 @@ class Scheduler:
                 op = nodes[g.nodes[0]].op
                 aten = op.aten[0] if op.aten else op.name
                 if g.kind == "extern" and aten == "addmm" and self.conf["addmm_unfuse_bias"]:
+                    outs = {self._st(o) for o in op.outputs}
                     users = [x for x in groups.values() if x.kind == "fused" and
-                             any(_storage(self.fg, v) in set(_storage(self.fg, o) for o in op.outputs)
-                                 for oo in x.nodes for v in nodes[oo].op.inputs)]
+                             not outs.isdisjoint(self._group_reads(x, nodes, read_memo))]
                     if users:
                         aten = "mm"
                         users[0].dtypes.add("__addmm__")
