@@ -49,6 +49,7 @@ def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: 
     it = Interpreter(module, table, settings, fg, call_sites, env, shared)
     it.stack.append("<module>")
     frame = Frame(env=env, qualname="<module>")
+    shared.constructed.paused += 1  # module-level objects are reachable from every analysis: never kept
     for stmt in module.tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             env[stmt.name] = FuncRef(stmt.name)
@@ -66,6 +67,7 @@ def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: 
         except _Budget:
             it.assume("module-level code too large to follow; figures cover its first part")
             break
+    shared.constructed.paused -= 1
     # what module-level code leaves bound is its result (it is not a compiled graph: keep it all live)
     for v in env.values():
         fg.returns.extend(vid for vid in _returns(v) if vid in fg.values)
@@ -106,14 +108,21 @@ def _self_for(it: Interpreter, qualname: str, module: ModuleInfo, given: str | N
     cls = qualname.rsplit(".", 1)[0]
     if cls not in module.classes:
         return None
-    return it.construct(ClassRef(cls), [], init_kwargs(it, module, qualname, given), module.classes[cls],
-                        describe=True)
+    text = given or init_text(module, qualname)
+    return it.construct(ClassRef(cls), [], init_kwargs(it, module, qualname, given, text=text),
+                        module.classes[cls], describe=True)
 
 
-def init_kwargs(it: Interpreter, module: ModuleInfo, qualname: str, given: str | None = None) -> dict[str, object]:
+def _bare_instance(module: ModuleInfo, qualname: str) -> object:
+    cls = qualname.rsplit(".", 1)[0]
+    return Instance(cls, mod=None) if cls in module.classes else None
+
+
+def init_kwargs(it: Interpreter, module: ModuleInfo, qualname: str, given: str | None = None,
+                text: str | None = None) -> dict[str, object]:
     """Constructor arguments from `given` (verify's --init) or `# kpredict: init ...`, as abstract values."""
     kwargs: dict[str, object] = {}
-    text = given or init_text(module, qualname)
+    text = text or given or init_text(module, qualname)
     if text:
         from kpredict.verify.examples import ExampleError, parse_examples, static_meta
 
@@ -142,6 +151,7 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
     call_sites: dict[str, list] = {}
     env: dict[str, object] = {}
     mod_fg, compiled = _run_module(module, table, settings, shared, call_sites, env)
+    shared.constructed.end()
     if (only is None and mod_fg.ops) or only == "<module>":
         yield mod_fg
     for qualname, fdef in list(module.functions.items()):
@@ -149,13 +159,17 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
             continue
         fg = FunctionGraph(qualname, _span(fdef))
         fg.compiled_call = qualname in compiled
+        shared.constructed.begin()
         it = Interpreter(module, table, settings, fg, {}, env, shared)
         ret = None
+        bound = None
         try:
-            bound = _self_for(it, qualname, module, inits.get(qualname)) if "." in qualname else None
-            if "." in qualname and isinstance(fdef, ast.FunctionDef) and any(
-                    isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fdef.decorator_list):
-                bound = None
+            static = isinstance(fdef, ast.FunctionDef) and any(
+                isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fdef.decorator_list)
+            if qualname.endswith(".__init__") and not static:
+                bound = _bare_instance(module, qualname)  # as Python does: __init__ runs on a new, empty object
+            elif "." in qualname and not static:
+                bound = _self_for(it, qualname, module, inits.get(qualname))
             args, kwargs = _arguments(it, qualname, fdef, call_sites, examples or {})
             if qualname.endswith(".__init__") and not args and not kwargs:
                 kwargs = init_kwargs(it, module, qualname, inits.get(qualname))
@@ -167,6 +181,7 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
         except RecursionError:
             it.assume("nesting too deep to follow; figures cover its first part", force=True)
             fg.unknowns.append(UnknownOp(fdef.lineno, "internal error: nesting too deep"))
+        shared.constructed.end()
         fg.returns = _returns(ret)
         if not fg.returns and not (isinstance(ret, Py) and ret.value is None):
             fg.returns = _leaves(fg)  # what it returns is not known: keep every final result live

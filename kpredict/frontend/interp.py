@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
-from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, ObjectModel
+from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
 from kpredict.frontend.parse import ModuleInfo, import_table
 from kpredict.frontend.values import (
     CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
@@ -137,6 +137,7 @@ class Shared:
         self.strides: dict[int, tuple[int, ...]] = {}  # layouts known for views and their users (strides.py)
         self.catalogue: ModuleInfo | None = None
         self.catalogue_api: dict[str, str] = {}
+        self.constructed = ConstructMemo()  # objects built from plain values, reused by later analyses
         self.catalogue_env: dict[str, object] = {
             "__kp_param__": ModRef("kpredict.hook.param"),
             "__kp_container__": ModRef("kpredict.hook.container"),

@@ -139,6 +139,7 @@ class ObjectModel:
         frame = Frame(env=env, qualname="<module>", mod=key)
         was, steps = self.recording, self.steps_left
         self.recording = False
+        self.shared.constructed.paused += 1  # objects made here are reachable without being handed out
         try:
             for stmt in info.tree.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -157,6 +158,7 @@ class ObjectModel:
         finally:
             self.recording = was
             self.steps_left = steps
+            self.shared.constructed.paused -= 1
 
     def import_value(self, dotted: str, key: str | None) -> object:
         """What an imported name is: a torch API (ModRef), or a function/class/module of the tree."""
@@ -321,6 +323,33 @@ class ObjectModel:
     # ------------------------------------------------------------------ construction
     def construct(self, c: ClassRef, args: list[object], kwargs: dict[str, object], node: ast.AST | None,
                   describe: bool = False) -> object:
+        """`C(*args, **kwargs)`. A construction from plain values (numbers, strings, configs and modules
+        built the same way) is kept and handed to the file's later analyses (see `ConstructMemo`):
+        a model's layers are then built once per file instead of once per method and per model head."""
+        memo: ConstructMemo = self.shared.constructed
+        key = memo.key(c, args, kwargs, describe)
+        if key is not None:
+            entry = memo.take(key)
+            if entry is not None:
+                for a in entry.assumptions:
+                    if a not in self.fg.assumptions:
+                        self.fg.assumptions.append(a)
+                for u in entry.unknowns:
+                    if u not in self.fg.unknowns:
+                        self.fg.unknowns.append(u)
+                for n in entry.loop_symbols:
+                    if n not in self.fg.loop_symbols:
+                        self.fg.loop_symbols.append(n)
+                return entry.inst
+        before = (len(self.fg.assumptions), len(self.fg.unknowns), len(self.fg.loop_symbols))
+        inst = self._construct(c, args, kwargs, node, describe)
+        if key is not None:  # what building it noted in the graph is noted again wherever it is reused
+            memo.put(key, inst, (args, kwargs), self.fg.assumptions[before[0]:], self.fg.unknowns[before[1]:],
+                     self.fg.loop_symbols[before[2]:])
+        return inst
+
+    def _construct(self, c: ClassRef, args: list[object], kwargs: dict[str, object], node: ast.AST | None,
+                   describe: bool = False) -> object:
         inst: Instance = NNModule(c.name, mod=c.mod) if c.mod == CATALOGUE else Instance(c.name, mod=c.mod)
         # the nearest class that defines __init__ or is a dataclass (whose generated __init__ is its own)
         init = next((k for k in self.mro(c)
@@ -795,3 +824,139 @@ def _show(v: object) -> str:
     if isinstance(v, Instance):
         return f"{v.cls}(...)"
     return type(v).__name__
+
+
+class MemoEntry:
+    __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols")
+
+    def __init__(self, key: tuple, inst: object, keep: object, assumptions: list, unknowns: list,
+                 loop_symbols: list) -> None:
+        self.key, self.inst = key, inst
+        self.keep = keep  # the arguments, so that the ids in the key stay theirs
+        self.assumptions, self.unknowns, self.loop_symbols = assumptions, unknowns, loop_symbols
+
+
+class ConstructMemo:
+    """Objects built from plain values, shared by the analyses of one file.
+
+    Safe to share because each analysis is separate and construction records no op: an object is
+    handed out at most once per analysis (with everything reachable from it, so two `nn.Linear(d, d)`
+    of one model stay two objects), and when an analysis changed an object reachable from a kept one
+    (its attributes, items or training flag, compared by identity), every kept object that reaches it
+    is forgotten, to be built again. Objects of module-level code are never kept (`paused`): they are
+    reachable from every analysis without being handed out."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple, list[MemoEntry]] = {}
+        self.handed: set[int] = set()  # ids of objects in use by the current analysis
+        self.sig: dict[int, tuple] = {}  # id -> shallow signature when first kept
+        self.objs: dict[int, object] = {}  # id -> object (kept alive so that ids stay theirs)
+        self.owners: dict[int, list[MemoEntry]] = {}  # id -> entries it is reachable from
+        self.paused = 0
+
+    def begin(self) -> None:
+        self.handed = set()
+
+    def end(self) -> None:
+        """After an analysis: forget the kept objects that reach something it changed."""
+        for oid in self.handed:
+            old = self.sig.get(oid)
+            if old is None:
+                continue
+            new = _shallow(self.objs[oid])
+            if new != old:
+                for e in self.owners.pop(oid, ()):
+                    lst = self.entries.get(e.key, [])
+                    if e in lst:
+                        lst.remove(e)
+                self.sig[oid] = new
+        self.begin()
+
+    def key(self, c: ClassRef, args: list[object], kwargs: dict[str, object], describe: bool) -> tuple | None:
+        if self.paused:
+            return None
+        try:
+            parts = tuple(_arg_key(a) for a in args)
+            kw = tuple(sorted((k, _arg_key(v)) for k, v in kwargs.items()))
+        except _NoKey:
+            return None
+        return (c.name, c.mod, describe, parts, kw)
+
+    def take(self, key: tuple) -> MemoEntry | None:
+        for e in self.entries.get(key, ()):
+            if id(e.inst) not in self.handed:
+                self._hand(e.inst)
+                return e
+        return None
+
+    def put(self, key: tuple, inst: object, keep: object, assumptions: list, unknowns: list,
+            loop_symbols: list) -> None:
+        e = MemoEntry(key, inst, keep, list(assumptions), list(unknowns), list(loop_symbols))
+        self.entries.setdefault(key, []).append(e)
+        for o in self._hand(inst):
+            i = id(o)
+            if i not in self.sig:  # a signature taken earlier stays: a change made since is still seen
+                self.sig[i] = _shallow(o)
+                self.objs[i] = o
+            self.owners.setdefault(i, []).append(e)
+
+    def _hand(self, root: object) -> list[object]:
+        """Mark everything reachable from root as in use; returns all of it (in use before or not)."""
+        out = reachable(root)
+        self.handed.update(map(id, out))
+        return out
+
+
+def reachable(root: object) -> list[object]:
+    """The objects, lists and dicts reachable from root through attributes and items."""
+    out: list[object] = []
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        v = stack.pop()
+        if not isinstance(v, (Instance, Seq, Dict)) or id(v) in seen:
+            continue
+        seen.add(id(v))
+        out.append(v)
+        if isinstance(v, Instance):
+            stack.extend(v.attrs.values())
+            stack.extend(v.children or ())
+            stack.extend((v.named or {}).values())
+        elif isinstance(v, Seq):
+            stack.extend(v.items)
+        else:
+            stack.extend(v.items.values())
+    return out
+
+
+def _shallow(v: object) -> tuple:
+    """What an object holds, by identity: changes when an attribute, item or the training flag does."""
+    if isinstance(v, Instance):
+        return (v.training, tuple(v.attrs), tuple(map(id, v.attrs.values())), tuple(map(id, v.children or ())),
+                tuple(v.named or ()), tuple(map(id, (v.named or {}).values())))
+    if isinstance(v, Seq):
+        return tuple(map(id, v.items))
+    if isinstance(v, Dict):
+        return (tuple(v.items), tuple(map(id, v.items.values())))
+    return ()
+
+
+class _NoKey(Exception):
+    pass
+
+
+def _arg_key(v: object) -> object:
+    """A hashable stand-in for a constructor argument; objects count by identity (the memo keeps them alive)."""
+    if isinstance(v, Py):
+        try:
+            hash(v.value)
+        except TypeError:
+            raise _NoKey() from None
+        return ("py", type(v.value).__name__, v.value)
+    if isinstance(v, (Instance, ClassRef, FuncRef, ModRef, SymObj)):
+        return ("obj", id(v))
+    if isinstance(v, Sym):
+        return ("sym", v.name)
+    if isinstance(v, Seq):
+        return ("seq", v.kind, tuple(_arg_key(x) for x in v.items))
+    raise _NoKey()
