@@ -10,42 +10,19 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import click
 
+from kpredict.cli_options import RunOptions, common_options
+from kpredict.ir import FileReport
 from kpredict.lint.config import OUTPUT_FORMATS, ConfigError, Overrides, Resolved, parse_rule_option, path_matches
-from kpredict.lint.config import relative_to, resolve_for, validate_selectors
+from kpredict.lint.config import LintConfig, relative_to, resolve_for, validate_selectors
 from kpredict.lint.model import FileResult, LintRun
+from kpredict.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 DEFAULT_BASELINE = ".kpredict-baseline.json"
-
-try:  # the scale work's shared -j/--no-cache options, when present
-    from kpredict.cli_options import common_options as _common_options
-except ImportError:  # pragma: no cover - older trees
-    _common_options = None
-
-
-def jobs_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """`-j/--jobs` (and --no-cache/--cache-dir, accepted; check does not cache findings)."""
-    if _common_options is not None:
-        return _common_options(f)
-
-    @click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, metavar="N",
-                  help="Worker processes (default: all cores; 1: no pool).")
-    def wrapper(*args: Any, jobs: int | None, **kwargs: Any) -> Any:
-        return f(*args, run=_Run(jobs or None), **kwargs)
-
-    wrapper.__name__ = f.__name__
-    wrapper.__doc__ = f.__doc__
-    return wrapper
-
-
-@dataclass(frozen=True)
-class _Run:
-    jobs: int | None = None
 
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -106,70 +83,24 @@ def discover(paths: tuple[str, ...]) -> list[tuple[str, str | None, str | None]]
     return [(t.path, t.only, t.error) for t in walk(paths)]
 
 
-def lint_file(path: str, only: str | None, resolved: Resolved, root: str) -> FileResult:
-    """Read, analyze and lint one file; never raises."""
-    from kpredict.api import analyze_source
+def file_result(path: str, root: str, report: FileReport) -> FileResult:
+    """A lint result from an analyzed (or cached) report: its diagnostics, fingerprinted for `root`,
+    and the file's source lines for the renderers."""
     from kpredict.frontend.parse import ParseError, decode_source
-    from kpredict.ir import FileReport
     from kpredict.lint.engine import assign_fingerprints
     from kpredict.lint.model import Diagnostic
 
     rel = relative_to(path, root)
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
-    except IsADirectoryError:
-        return FileResult(path, rel, FileReport(path, error="is a directory"))
-    except FileNotFoundError:
-        return FileResult(path, rel, FileReport(path, error="no such file"))
-    except OSError as e:
-        return FileResult(path, rel, FileReport(path, error=f"cannot read: {e.strerror or e}"))
-    try:
-        lines = decode_source(data).splitlines()
-        report = analyze_source(data, path, resolved.settings, only=only, lint=resolved.lint)
-    except ParseError as e:
-        return FileResult(path, rel, FileReport(path, error=str(e)))
-    except RecursionError:
-        return FileResult(path, rel, FileReport(path, error="internal error: nesting too deep to analyze"))
-    except Exception as e:  # noqa: BLE001 - one bad file must never stop the others
-        return FileResult(path, rel, FileReport(
-            path, error=f"internal error ({type(e).__name__}: {e}); please report it with this file"))
-    for fn in report.functions:
-        fn.graph = None  # not needed after linting; keeps results small between processes
+            lines = decode_source(fh.read()).splitlines()
+    except (OSError, ParseError):
+        lines = []
     diags = [d for d in report.findings if isinstance(d, Diagnostic)]
+    for d in diags:
+        d.fingerprint = ""  # fingerprints depend on the repository root, which no cache entry keys on
     assign_fingerprints(rel, diags)
     return FileResult(path, rel, report, diags, lines)
-
-
-def _lint_item(item: tuple[str, str | None, Resolved, str]) -> FileResult:
-    return lint_file(*item)
-
-
-def lint_all(items: list[tuple[str, str | None, Resolved, str]], jobs: int | None) -> list[FileResult]:
-    """Lint files in worker processes (fork) when there are several, in input order."""
-    if jobs is None or jobs <= 0:
-        try:
-            from kpredict.parallel import default_jobs
-        except ImportError:  # pragma: no cover - before kpredict.parallel existed
-            jobs = os.cpu_count() or 1
-        else:
-            jobs = default_jobs()
-    if jobs <= 1 or len(items) <= 1 or not sys.platform.startswith("linux"):
-        return [_lint_item(i) for i in items]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    from kpredict.lint.registry import all_rules
-    from kpredict.opfacts import default_table
-
-    default_table(), all_rules()  # loaded once, inherited by the forked workers
-    try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(items)),
-                                 mp_context=multiprocessing.get_context("fork")) as ex:
-            return list(ex.map(_lint_item, items, chunksize=max(1, min(16, len(items) // (jobs * 4)))))
-    except BrokenProcessPool:  # a worker died: redo in this process, one file at a time
-        return [_lint_item(i) for i in items]
 
 
 def default_format(output_file: str | None) -> str:
@@ -245,13 +176,13 @@ def settings_text(path: str, resolved: Resolved, fmt: str) -> str:
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), default=None,
               help="Kernel budget: fail only on growth beyond this baseline and on findings it does not hold.")
 @click.option("--write-baseline", is_flag=True, help=f"Record the baseline (to --baseline, else {DEFAULT_BASELINE}).")
-@jobs_option
+@common_options
 def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, dims: tuple[str, ...],
                   config_file: str | None, isolated: bool, select: tuple[str, ...], extend_select: tuple[str, ...],
                   ignore: tuple[str, ...], rule_options: tuple[str, ...], extend_exclude: tuple[str, ...],
                   force_exclude: bool,
                   output_format: str | None, output_file: str | None, exit_zero: bool, show_stats: bool,
-                  show_settings: bool, baseline_path: str | None, write_baseline: bool, run: Any) -> None:
+                  show_settings: bool, baseline_path: str | None, write_baseline: bool, run: RunOptions) -> None:
     """Lint PATHS (default: the current directory) for code that costs kernels and memory traffic."""
     try:
         cli = Overrides(target=target, mode=mode, dims=_dims(dims), select=_split(select) or None,
@@ -269,7 +200,7 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
             click.echo(settings_text(first[0], first[1], fmt), nl=False)
             sys.exit(EXIT_CLEAN)
         root = repository_root()
-        files = lint_items(items, root, run.jobs)
+        files = lint_items(items, root, run)
         target_name = first[1].settings.target
         baseline_file = baseline_path or first[1].baseline
         if write_baseline:
@@ -326,12 +257,25 @@ def collect(paths: tuple[str, ...], cli: Overrides, force_exclude: bool) -> list
     return items
 
 
-def lint_items(items: list[Item], root: str, jobs: int | None) -> list[FileResult]:
-    from kpredict.ir import FileReport
+def lint_items(items: list[Item], root: str, run: RunOptions) -> list[FileResult]:
+    """Analyze and lint the files the way `report` analyzes them (kpredict.parallel: worker
+    processes per `-j`, the per-file cache unless `--no-cache`), one batch per configuration, since
+    a cache entry is keyed on the settings and the lint configuration (the enabled rules, their
+    options, per-file-ignores) that produced its findings. Results come back in the order of `items`."""
+    from kpredict.parallel import analyze_targets
+    from kpredict.walk import Target
 
-    results = iter(lint_all([(p, only, res, root) for p, only, res, err in items if err is None], jobs))
-    return [FileResult(p, relative_to(p, root), FileReport(p, error=err)) if err is not None else next(results)
-            for p, _, _, err in items]
+    batches: dict[tuple[Settings, LintConfig], list[int]] = {}
+    for i, (_, _, resolved, error) in enumerate(items):
+        if error is None:
+            batches.setdefault((resolved.settings, resolved.lint), []).append(i)
+    reports: dict[int, FileReport] = {}
+    for (settings, lint), indices in batches.items():
+        targets = [Target(items[i][0], items[i][1]) for i in indices]
+        done = analyze_targets(targets, settings, jobs=run.jobs, cache=run.cache(settings, lint), lint=lint)
+        reports.update(zip(indices, done))
+    return [FileResult(p, relative_to(p, root), FileReport(p, error=err)) if err is not None
+            else file_result(p, root, reports[i]) for i, (p, _, _, err) in enumerate(items)]
 
 
 def _report_errors(files: list[FileResult]) -> None:
