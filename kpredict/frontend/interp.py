@@ -141,6 +141,7 @@ class Shared:
         self.catalogue: ModuleInfo | None = None
         self.catalogue_api: dict[str, str] = {}
         self.constructed = ConstructMemo()  # objects built from plain values, reused by later analyses
+        self.file_steps = 1_000_000  # statements left for the file's analyses (entry.FILE_STEPS)
         self.catalogue_env: dict[str, object] = {
             "__kp_param__": ModRef("kpredict.hook.param"),
             "__kp_container__": ModRef("kpredict.hook.container"),
