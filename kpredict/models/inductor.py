@@ -50,6 +50,8 @@ class Group:
     red_len: int | None = None
     red_axis: str | None = None
     dtypes: set[str] = field(default_factory=set)
+    weight: int = 0  # realized scheduler nodes among its nodes (see Scheduler.realized)
+    mask: int = 0  # its nodes as a bit set over the graph's node positions
 
 
 def _numel(fg: FunctionGraph, vid: int) -> int | None:
@@ -216,12 +218,10 @@ class Scheduler:
     def realized(self, g: Group) -> int:
         """Scheduler nodes in a group: lowering inlines single-use pointwise ops, so only reductions
         and values read more than once count towards max_fusion_size (100 chained ops: 1 kernel)."""
-        key = (g.gid, len(g.nodes))  # groups only grow, so their size names their content
-        n = self._realized.get(key)
-        if n is None:
-            n = sum(1 for o in g.nodes if self.ops[o].category == "reduction" or len(self.users.get(o, ())) > 1)
-            self._realized[key] = n
-        return n
+        return g.weight  # kept up to date as nodes join (see _join)
+
+    def _weight(self, o: int) -> int:
+        return 1 if self.ops[o].category == "reduction" or len(self.users.get(o, ())) > 1 else 0
 
     def inlinable(self, g: Group, n: Node) -> bool:
         """A pointwise group used only by `n` is inlined into it, whatever its size (broadcast operands)."""
@@ -311,7 +311,6 @@ class Scheduler:
         self.rewrite_attention(nodes, users)
         self.rewrite_concat(nodes)
         self.users = self.external_users(nodes, ops, gi)
-        self._realized: dict[tuple[int, int], int] = {}
         group_of: dict[int, int] = {}
         groups: dict[int, Group] = {}
 
@@ -337,24 +336,15 @@ class Scheduler:
                 stack.append((x, True))
                 stack.extend((d, False) for d in ds if d not in anc)
 
-        def mask(oids) -> int:
-            m = 0
-            for o in oids:
-                m |= bit.get(o, 0)
-            return m
-
-        def reaches(src: set[int], dst_deps: set[int], exclude: set[int]) -> bool:
-            """Is any node of dst_deps (outside `exclude`) a descendant of `src`?"""
-            if not src:
-                return False
-            sm = mask(src)
-            return any((bit[d] | anc[d]) & sm for d in dst_deps if d not in exclude and d in nodes)
+        def reaches_mask(src: int, dst: list[int]) -> bool:
+            """Is any node of dst (all in `nodes`) a descendant of the nodes in bit set `src`?"""
+            return any((bit[d] | anc[d]) & src for d in dst) if src else False
 
         for oid, n in nodes.items():
             if n.absorbed_into is not None:
                 continue
             if n.kind in ("extern", "fallback"):
-                g = Group(next(self._gids), [oid], n.kind)
+                g = Group(next(self._gids), [oid], n.kind, weight=self._weight(oid), mask=bit[oid])
                 groups[g.gid] = g
                 group_of[oid] = g.gid
                 continue
@@ -368,15 +358,17 @@ class Scheduler:
                 g = groups[gd]
                 if not self.can_fuse(g, n):
                     continue
-                members = set(g.nodes) | ({*merged.nodes} if merged else set())
-                other_deps = {d for d in n.deps if d not in members}
-                if reaches(members, other_deps, members):
+                mm = g.mask | (merged.mask if merged else 0)
+                other_deps = [d for d in n.deps if d in nodes and not bit[d] & mm]
+                if reaches_mask(mm, other_deps):
                     continue
                 if merged is None:
                     merged = g
                 else:
                     merged.nodes.extend(g.nodes)
                     merged.nodes.sort()
+                    merged.weight += g.weight
+                    merged.mask |= g.mask
                     for o in g.nodes:
                         group_of[o] = merged.gid
                     self._merge_meta(merged, g)
@@ -385,40 +377,74 @@ class Scheduler:
                 merged = Group(next(self._gids), [], "fused")
                 groups[merged.gid] = merged
             merged.nodes.append(oid)
+            merged.weight += self._weight(oid)
+            merged.mask |= bit[oid]
             group_of[oid] = merged.gid
             if n.kind == "pw" and merged.red is None and n.numel is not None and merged.numel != n.numel:
                 merged.numel = n.numel
             self._add_node(merged, n)
         # horizontal fusion: siblings reading a common buffer, no path between them
         group_reads: dict[int, set[int]] = {}  # gid -> storages its nodes read (kept up to date on merges)
+        shared_only = self.conf["horizontal_needs_shared_input"]
+        readers: dict[int, set[int]] = {}  # storage -> gids of fused groups reading it (grows on merges)
+        if shared_only:
+            for g in groups.values():
+                if g.kind == "fused":
+                    for st in self._group_reads(g, nodes, group_reads):
+                        readers.setdefault(st, set()).add(g.gid)
+        window = self.conf.get("horizontal_window")
         changed = True
         while changed:
             changed = False
             fused = [g for g in groups.values() if g.kind == "fused"]
+            pos = {g.gid: i for i, g in enumerate(fused)}
             for i, a in enumerate(fused):
-                for b in fused[i + 1:i + 1 + self.conf.get("horizontal_window", len(fused))]:
-                    if a.gid not in groups or b.gid not in groups:
+                hi = len(fused) if window is None else i + 1 + window
+
+                def after(lo: int) -> list[Group]:
+                    """Groups after position lo that a could merge with, in program order."""
+                    if not shared_only:
+                        return fused[lo + 1:hi]
+                    # only groups sharing a read can merge: look at just those, in the same order
+                    near = {pos[x] for st in self._group_reads(a, nodes, group_reads)
+                            for x in readers.get(st, ()) if x in pos and lo < pos[x] < hi}
+                    return [fused[j] for j in sorted(near)]
+
+                cands = after(i)
+                k = 0
+                while k < len(cands):
+                    b = cands[k]
+                    k += 1
+                    if a.gid not in groups:
+                        break
+                    if b.gid not in groups:
                         continue
-                    if self.conf["horizontal_needs_shared_input"] and not (
-                            self._group_reads(a, nodes, group_reads) & self._group_reads(b, nodes, group_reads)):
+                    if shared_only and self._group_reads(a, nodes, group_reads).isdisjoint(
+                            self._group_reads(b, nodes, group_reads)):
                         continue
-                    if self.realized(a) + self.realized(b) > MAX_FUSION_SIZE:
+                    if a.weight + b.weight > MAX_FUSION_SIZE:
                         continue
                     if not self._compatible(a, b, nodes):
                         continue
-                    sa, sb = set(a.nodes), set(b.nodes)
-                    dep_b = set().union(*(nodes[o].deps for o in b.nodes)) - sb
-                    dep_a = set().union(*(nodes[o].deps for o in a.nodes)) - sa
-                    if reaches(sa, dep_b, sb) or reaches(sb, dep_a, sa):
+                    dep_b = [d for o in b.nodes for d in nodes[o].deps if d in nodes and not bit[d] & b.mask]
+                    dep_a = [d for o in a.nodes for d in nodes[o].deps if d in nodes and not bit[d] & a.mask]
+                    if reaches_mask(a.mask, dep_b) or reaches_mask(b.mask, dep_a):
                         continue
                     a.nodes = sorted(a.nodes + b.nodes)
+                    a.weight += b.weight
+                    a.mask |= b.mask
                     for o in b.nodes:
                         group_of[o] = a.gid
                     self._merge_meta(a, b)
+                    rb = group_reads.pop(b.gid, None) or self._group_reads(b, nodes, {})
                     if a.gid in group_reads:
-                        group_reads[a.gid] |= group_reads.pop(b.gid, None) or self._group_reads(b, nodes, {})
+                        group_reads[a.gid] |= rb
+                    for st in rb:
+                        readers.setdefault(st, set()).add(a.gid)
                     del groups[b.gid]
                     changed = True
+                    if shared_only:  # a reads more now: groups sharing only b's reads are candidates too
+                        cands, k = after(pos[b.gid]), 0
         return self.emit_kernels(groups, nodes, group_of, ops, gi)
 
     def external_users(self, nodes: dict[int, Node], ops: list[Op], gi: int) -> dict[int, set[int]]:
@@ -601,9 +627,12 @@ class Scheduler:
                                   "fallback", gi))
         index = 0
         read_memo: dict[int, set[int]] = {}
+        absorbed: dict[int, list[Op]] = {}  # gid -> ops computed inside another node's kernel
+        for n in nodes.values():
+            if n.absorbed_into is not None:
+                absorbed.setdefault(member.get(n.op.oid), []).append(n.op)
         for g in order:
-            gops = [nodes[o].op for o in g.nodes] + [n.op for n in nodes.values()
-                                                     if n.absorbed_into is not None and member.get(n.op.oid) == g.gid]
+            gops = [nodes[o].op for o in g.nodes] + absorbed.get(g.gid, [])
             own = {op.oid for op in gops}
             reads: list[int] = []
             writes: list[int] = []
