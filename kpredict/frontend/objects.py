@@ -827,13 +827,14 @@ def _show(v: object) -> str:
 
 
 class MemoEntry:
-    __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols")
+    __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols", "reach")
 
     def __init__(self, key: tuple, inst: object, keep: object, assumptions: list, unknowns: list,
                  loop_symbols: list) -> None:
         self.key, self.inst = key, inst
         self.keep = keep  # the arguments, so that the ids in the key stay theirs
         self.assumptions, self.unknowns, self.loop_symbols = assumptions, unknowns, loop_symbols
+        self.reach: list[int] = []  # ids of what is reachable from inst (fixed while the entry is kept)
 
 
 class ConstructMemo:
@@ -885,7 +886,7 @@ class ConstructMemo:
     def take(self, key: tuple) -> MemoEntry | None:
         for e in self.entries.get(key, ()):
             if id(e.inst) not in self.handed:
-                self._hand(e.inst)
+                self.handed.update(e.reach)  # a change to any of it would have dropped the entry
                 return e
         return None
 
@@ -893,7 +894,9 @@ class ConstructMemo:
             loop_symbols: list) -> None:
         e = MemoEntry(key, inst, keep, list(assumptions), list(unknowns), list(loop_symbols))
         self.entries.setdefault(key, []).append(e)
-        for o in self._hand(inst):
+        reach = self._hand(inst)
+        e.reach = [id(o) for o in reach]
+        for o in reach:
             i = id(o)
             if i not in self.sig:  # a signature taken earlier stays: a change made since is still seen
                 self.sig[i] = _shallow(o)

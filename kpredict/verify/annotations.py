@@ -22,6 +22,7 @@ Keys are paths relative to the pyproject.toml's folder, `::`, and a qualname.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -93,22 +94,35 @@ def find_pyproject(path: Path) -> Path | None:
 
 def pyproject_entry(path: Path, qualname: str, table: str) -> str | None:
     """`[tool.kpredict.<table>]` value for this file and qualname in the nearest pyproject.toml."""
-    pp = find_pyproject(path.resolve())
+    resolved = path.resolve()
+    pp = find_pyproject(resolved)
     if pp is None:
         return None
     try:
-        data = tomllib.loads(pp.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = _tables(str(pp), pp.stat().st_mtime_ns)
+    except OSError:
         return None
-    entries = data.get("tool", {}).get("kpredict", {}).get(table, {})
+    entries = data.get(table, {})
     if not isinstance(entries, dict):
         return None
-    rel = path.resolve().relative_to(pp.parent).as_posix()
+    rel = resolved.relative_to(pp.parent).as_posix()
     for key, value in entries.items():
         kpath, _, kqual = str(key).partition("::")
         if kqual == qualname and Path(kpath).as_posix() in (rel, f"./{rel}") and isinstance(value, str):
             return value
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _tables(pp: str, mtime_ns: int) -> dict:
+    """`[tool.kpredict]` of one pyproject.toml, read once per version of the file (every function of
+    every file asks for its examples and inits: reading the TOML each time cost 5% of a cold run)."""
+    try:
+        data = tomllib.loads(Path(pp).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    got = data.get("tool", {}).get("kpredict", {})
+    return got if isinstance(got, dict) else {}
 
 
 def annotations_for(path: str | Path, qualname: str, source: str | None = None) -> Annotations:
