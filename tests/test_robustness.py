@@ -730,6 +730,13 @@ REGRESSIONS = {
                           "y = 100000 * 'ab'\nz = 1 << 10**9\nw = 10 ** 10 ** 9\nv = [0] * 10**12\n",
     "dims_out_of_range": "import torch\nx = torch.randn(4, 8)\na = x.permute(5, 0)\nb = torch.cat([x, x], 5)\n"
                          "c = torch.cat(x, x, (2))\n",
+    # the stdlib's test_enumerate.py: builtins called with no argument or a bad one (they raise TypeError)
+    "builtins_without_arguments": "e = enumerate()\nr = reversed()\nf = enumerate([1, 2], start='a')\n"
+                                  "z = zip()\nl = list()\n",
+    # loops and comprehensions that do no tensor work are left after IDLE_ITERATIONS (stdlib tests)
+    "idle_loops": "import torch\ndef f(x):\n    n = 0\n    for i in range(60000):\n        n += i\n"
+                  "    while n > 0:\n        n -= 1\n    data = [i * 2 for i in range(10000)]\n"
+                  "    return x + len(data)\n",
 }
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
+from kpredict.frontend.summaries import Summaries
 from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
 from kpredict.frontend.parse import ModuleInfo, import_table
 from kpredict.frontend.values import (
@@ -141,6 +142,7 @@ class Shared:
         self.catalogue: ModuleInfo | None = None
         self.catalogue_api: dict[str, str] = {}
         self.constructed = ConstructMemo()  # objects built from plain values, reused by later analyses
+        self.summaries = Summaries()  # module calls recorded once, replayed for the same structure
         self.file_steps = 1_000_000  # statements left for the file's analyses (entry.FILE_STEPS)
         self.catalogue_env: dict[str, object] = {
             "__kp_param__": ModRef("kpredict.hook.param"),
@@ -1191,10 +1193,12 @@ class Interpreter(ObjectModel):
             return Opaque("range")
         if name in ("enumerate", "zip", "reversed", "list", "tuple", "sorted"):
             seqs = [self.iterate(a, node) for a in args]
-            if any(s is None for s in seqs):
-                return Opaque(name)
+            if any(s is None for s in seqs) or (not seqs and name in ("enumerate", "reversed")):
+                return Opaque(name)  # enumerate() with no argument: a test of the TypeError it raises
             if name == "enumerate":
                 start = py(kwargs.get("start"), 0) if kwargs else 0
+                if not isinstance(start, int):
+                    return Opaque(name)
                 return Seq([Seq([Py(i + (start or 0)), x]) for i, x in enumerate(seqs[0])], "list")  # type: ignore[arg-type]
             if name == "zip":
                 return Seq([Seq(list(t)) for t in zip(*seqs)], "list")  # type: ignore[misc]
@@ -1461,6 +1465,9 @@ class Interpreter(ObjectModel):
         """`out[0]` / `out["logits"]`: dataclass outputs (ModelOutput) index their non-None fields;
         other classes run their own __getitem__."""
         if any(self.is_dataclass(k) for k in self.mro(ClassRef(obj.cls, obj.mod))):
+            if self.shared.summaries.reading:
+                for name in obj.attrs:  # which fields are None decides the item
+                    self.shared.summaries.read(obj, name)
             key = idx.value if isinstance(idx, Py) else None
             if isinstance(key, str):
                 return obj.attrs.get(key, Unknown(key))

@@ -460,6 +460,8 @@ class ObjectModel:
 
     def instance_attr(self, inst: Instance, attr: str, node: ast.AST | None) -> object:
         if attr in inst.attrs:
+            if self.shared.summaries.reading:
+                self.shared.summaries.read(inst, attr)  # a call being summarized depends on it
             return inst.attrs[attr]
         if inst.named is not None and attr in inst.named:
             return inst.named[attr]
@@ -532,7 +534,7 @@ class ObjectModel:
         fwd = self.forward_of(inst)
         if fwd is None:
             return self.opaque_call(inst.cls, args, kwargs, node, foreign=False)
-        return self.run_function(fwd.qualname, args, kwargs, bound=inst, node=node, mod=fwd.mod)
+        return self.shared.summaries.call(self, inst, fwd.qualname, fwd.mod, args, kwargs, node)
 
     def set_training(self, v: object, mode: bool, seen: set[int] | None = None) -> None:
         seen = set() if seen is None else seen
@@ -632,7 +634,7 @@ class ObjectModel:
             if isinstance(idx.value, int) and -len(items) <= idx.value < len(items):
                 return items[idx.value]
             if isinstance(idx.value, str) and idx.value in inst.attrs:
-                return inst.attrs[idx.value]
+                return self.instance_attr(inst, idx.value, None)
         return Unknown("module list item")
 
     # ------------------------------------------------------------------ builtin methods
@@ -758,6 +760,9 @@ class ObjectModel:
                 if name == "__getitem__" or self.func_def_in_mro(inst, "__getitem__") else Unknown("get")
             return args[1] if name == "get" and len(args) > 1 and isinstance(v, Unknown) else v
         if name in ("to_tuple", "values", "keys", "items"):
+            if self.shared.summaries.reading:
+                for k in inst.attrs:  # which fields are None decides the result
+                    self.shared.summaries.read(inst, k)
             vals = [(k, v) for k, v in inst.attrs.items() if not (isinstance(v, Py) and v.value is None)]
             if name == "keys":
                 return Seq([Py(k) for k, _ in vals], "list")
@@ -885,7 +890,9 @@ class ConstructMemo:
 
     def take(self, key: tuple) -> MemoEntry | None:
         for e in self.entries.get(key, ()):
-            if id(e.inst) not in self.handed:
+            # nothing of it may be in use already: a layer's norm handed out alone, then the layer
+            # that holds it, would be one object in two places
+            if self.handed.isdisjoint(e.reach):
                 self.handed.update(e.reach)  # a change to any of it would have dropped the entry
                 return e
         return None

@@ -1,0 +1,385 @@
+"""Call summaries: a module call recorded once and replayed wherever the same call comes again.
+
+A model's forward calls its N decoder layers one after another, and each model head (ForCausalLM,
+ForSequenceClassification, ...) calls the whole model again: the interpreter would run the same
+layer code N times per head. Each layer is a different object, but with the same structure (classes,
+Python values, parameter shapes) and the same kind of inputs (shapes, dtypes, layouts, aliasing) it
+dispatches the same ops, up to the names of the tensors. So the first such call is recorded (its ops,
+the tensors it made, its graph breaks and notes, its result) and later ones are replayed with the
+tensors renamed: parameters by their position in the object, inputs by their position in the
+arguments, new tensors afresh.
+
+A call is recorded only when nothing can tell two such calls apart: it runs while recording, outside
+compiled regions and eager-only/compiled-only code, and it leaves the structure of its object and of
+its arguments as it found them (a cache filled in, `self.x = ...`, an in-place view on an argument:
+not recorded). Its result may hold tensors, plain values, and lists, dicts and objects that the call
+made, not ones that existed before it.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from kpredict.frontend.values import (
+    ClassRef, Dict, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq, Sym, SymObj, TensorRef, Unknown,
+)
+from kpredict.ir import GraphBreak, Op, Value
+from kpredict.ir import Unknown as UnknownOp
+
+if TYPE_CHECKING:
+    from kpredict.frontend.interp import Interpreter
+
+MAX_SIGNATURE = 20_000  # items in a call's signature past which it is not summarized (a whole model)
+
+
+class _NoSummary(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class Summary:
+    leaves: list[int]  # tensors of the object and arguments, in signature order
+    leaf_storages: list[int]  # their storages (a view's base need not be among the leaves)
+    ops: list[Op]  # copies, as recorded
+    values: list[Value]  # tensors the call made, in creation order (copies)
+    strides: dict[int, tuple[int, ...]]
+    matrix_t: set[int]
+    inputs: list[int]  # what the call added to the graph's inputs (made here or imported)
+    breaks: list[GraphBreak]
+    graph_delta: int
+    graph0: int
+    unknowns: list[UnknownOp]
+    assumptions: list[str]
+    loop_symbols: list[str]
+    ret: object
+    steps: int
+    stack_len: int
+    anchored: bool  # every op is reported at the call site (code of another file)
+    line: int = 0  # the recorded call's line (notes of anchored calls name it)
+    made: set[int] = field(default_factory=set)  # ids of the containers and objects the result holds
+    needs: list[tuple[int, str, tuple[str, object]]] = field(default_factory=list)  # attributes read
+
+    def fits(self, sig: Signature) -> bool:
+        return all(sig.attrs.get((i, name)) == v for i, name, v in self.needs)
+
+
+@dataclass(slots=True)
+class Signature:
+    key: tuple
+    leaves: list[int]  # tensors in key order
+    objects: dict[int, int]  # id of an object, list or dict -> its index in key order
+    attrs: dict[tuple[int, str], tuple[str, object]]  # (object index, name) -> a plain attribute value
+
+
+def signature(it: Interpreter, parts: list[object]) -> Signature:
+    """A structural key for (object, args, kwargs): the plain values of objects' attributes are left
+    out of it (layer_idx differs in every layer) and kept aside, so that a summary can be reused when
+    the attributes that the call read hold the same values."""
+    out: list[object] = []
+    leaves: list[int] = []
+    attrs: dict[tuple[int, str], tuple[str, object]] = {}
+    seen_t: dict[int, int] = {}
+    seen_st: dict[int, int] = {}
+    seen_o: dict[int, int] = {}
+    stack: list[object] = list(reversed(parts))
+    while stack:
+        if len(out) > MAX_SIGNATURE:
+            raise _NoSummary()
+        v = stack.pop()
+        if isinstance(v, TensorRef):
+            k = seen_t.get(v.vid)
+            if k is not None:
+                out.append(("T", k))
+                continue
+            seen_t[v.vid] = len(leaves)
+            leaves.append(v.vid)
+            val = it.fg.values.get(v.vid) or it.shared.values.get(v.vid)
+            if val is None:
+                raise _NoSummary()
+            st = seen_st.setdefault(val.storage, len(seen_st))
+            out.append(("t", val.meta, val.contiguous, st, it.shared.strides.get(v.vid),
+                        v.vid in it.shared.matrix_t, val.is_input, val.producer is None))
+        elif isinstance(v, (Instance, Seq, Dict)):
+            k = seen_o.get(id(v))
+            if k is not None:
+                out.append(("O", k))
+                continue
+            seen_o[id(v)] = len(seen_o)
+            if isinstance(v, Instance):
+                out.append(("I", type(v) is NNModule, v.cls, v.mod, v.training, tuple(v.attrs),
+                            None if v.children is None else len(v.children),
+                            None if v.named is None else tuple(v.named)))
+                me = seen_o[id(v)]
+                items = []
+                for name, x in v.attrs.items():
+                    if isinstance(x, Py):
+                        out.append(("p", type(x.value).__name__))
+                        attrs[(me, name)] = (type(x.value).__name__, x.value)
+                    else:
+                        items.append(x)
+                items += list(v.children or ()) + list((v.named or {}).values())
+            elif isinstance(v, Seq):
+                out.append(("S", v.kind, len(v.items)))
+                items = v.items
+            else:
+                try:
+                    out.append(("D", tuple(v.items)))
+                except TypeError:
+                    raise _NoSummary() from None
+                items = list(v.items.values())
+            stack.extend(reversed(items))
+        elif isinstance(v, Py):
+            try:
+                hash(v.value)
+            except TypeError:
+                raise _NoSummary() from None
+            out.append(("P", type(v.value).__name__, v.value))
+        elif isinstance(v, (Sym, SymObj, Opaque, Unknown, ModRef, ClassRef)):
+            out.append(v)
+        elif isinstance(v, FuncRef) and v.bound is None:
+            out.append(v)
+        else:
+            raise _NoSummary()
+    return Signature(tuple(out), leaves, seen_o, attrs)
+
+
+def _check_result(v: object, pre: set[int], made: set[int], depth: int = 0) -> None:
+    """The result may hold only what the call made (and tensors and plain values)."""
+    if depth > 20:
+        raise _NoSummary()
+    if isinstance(v, (Instance, Seq, Dict)):
+        if id(v) in pre:
+            raise _NoSummary()
+        if id(v) in made:
+            return
+        made.add(id(v))
+        if isinstance(v, Instance):
+            if v.children is not None or v.named is not None:
+                raise _NoSummary()
+            items = list(v.attrs.values())
+        else:
+            items = list(v.items) if isinstance(v, Seq) else list(v.items.values())
+        for x in items:
+            _check_result(x, pre, made, depth + 1)
+    elif isinstance(v, (TensorRef, Py, Sym, SymObj, Opaque, Unknown, ModRef, ClassRef)):
+        return
+    elif isinstance(v, FuncRef) and v.bound is None:
+        return
+    else:
+        raise _NoSummary()
+
+
+def _map_result(v: object, vmap: dict[int, int], copies: dict[int, object]) -> object:
+    if isinstance(v, TensorRef):
+        return TensorRef(vmap.get(v.vid, v.vid))
+    if isinstance(v, Seq):
+        c = copies.get(id(v))
+        if c is None:
+            c = copies[id(v)] = Seq([], v.kind)
+            c.items = [_map_result(x, vmap, copies) for x in v.items]
+        return c
+    if isinstance(v, Dict):
+        c = copies.get(id(v))
+        if c is None:
+            c = copies[id(v)] = Dict({})
+            c.items = {k: _map_result(x, vmap, copies) for k, x in v.items.items()}
+        return c
+    if isinstance(v, Instance):
+        c = copies.get(id(v))
+        if c is None:
+            c = copies[id(v)] = type(v)(v.cls, {}, v.mod, v.training)
+            c.attrs = {k: _map_result(x, vmap, copies) for k, x in v.attrs.items()}
+        return c
+    return v
+
+
+class Summaries:
+    """The summaries of one file's analyses (kept in `Shared`)."""
+
+    def __init__(self) -> None:
+        self.table: dict[tuple, list[Summary]] = {}
+        self.refused: set[tuple] = set()  # keys whose call changed its object or arguments
+        self.reading: list[set[tuple[int, str]]] = []  # per call being recorded: (object id, attribute) read
+
+    def read(self, inst: Instance, attr: str) -> None:
+        """An attribute of an object was read (called by the interpreter while recording)."""
+        for r in self.reading:
+            r.add((id(inst), attr))
+
+    def call(self, it: Interpreter, inst: Instance, qualname: str, mod: str | None, args: list[object],
+             kwargs: dict[str, object], node: ast.AST) -> object:
+        """`inst(*args, **kwargs)` through its forward `qualname`: replayed, recorded, or just run."""
+        run = lambda: it.run_function(qualname, args, kwargs, bound=inst, node=node, mod=mod)  # noqa: E731
+        if not it.recording or it.region is not None or it.only is not None or it.anchor is not None:
+            return run()
+        parts: list[object] = [inst, *args, Py(tuple(kwargs))] + list(kwargs.values())
+        try:
+            sig = signature(it, parts)
+        except _NoSummary:
+            return run()
+        key = (qualname, mod, bool(it.stack) and it.stack[0] == "<module>", sig.key)
+        for s in self.table.get(key, ()):
+            if s.fits(sig):
+                return self.replay(it, s, sig.leaves, node)
+        if key in self.refused:
+            return run()
+        return self.record(it, key, sig, parts, run, node)
+
+    # ------------------------------------------------------------------ record
+    def record(self, it: Interpreter, key: tuple, sig: Signature, parts: list[object], run,  # noqa: ANN001
+               node: ast.AST) -> object:
+        fg, sh = it.fg, it.shared
+        leaves = sig.leaves
+        n_ops, vid0, n_breaks, graph0 = len(fg.ops), sh._vid, len(fg.graph_breaks), it.graph
+        n_in, steps0 = len(fg.inputs), it.steps_left
+        stack_len = len(it.stack)
+        reads: set[tuple[int, str]] = set()
+        self.reading.append(reads)
+        # notes are kept once per graph: collect the call's own, even those the graph already has
+        outer = (fg.unknowns, fg.assumptions, fg.loop_symbols)
+        fg.unknowns, fg.assumptions, fg.loop_symbols = [], [], []
+        try:
+            ret = run()
+        finally:
+            self.reading.pop()
+            own = (fg.unknowns, fg.assumptions, fg.loop_symbols)
+            fg.unknowns, fg.assumptions, fg.loop_symbols = outer
+            for mine, theirs in zip(own, outer):
+                theirs.extend(x for x in mine if x not in theirs)
+        try:
+            after = signature(it, parts)
+        except _NoSummary:
+            after = None
+        if after is None or after.key != key[3] or after.attrs != sig.attrs:
+            self.refused.add(key)  # the call changed what it was given: its effects cannot be replayed
+            return ret
+        pre = _reachable_ids(parts)
+        made: set[int] = set()
+        try:
+            _check_result(ret, pre, made)
+        except _NoSummary:
+            self.refused.add(key)
+            return ret
+        new_vids = range(vid0 + 1, sh._vid + 1)
+        values = []
+        for v in new_vids:
+            val = sh.values.get(v)
+            if val is not None:
+                local = fg.values.get(v, val)
+                values.append(Value(v, local.meta, local.storage, local.contiguous, local.producer, local.is_input,
+                                    local.name))
+        needs = sorted({(sig.objects[o], name, sig.attrs[(sig.objects[o], name)]) for o, name in reads
+                        if o in sig.objects and (sig.objects[o], name) in sig.attrs}, key=lambda x: (x[0], x[1]))
+        self.table.setdefault(key, []).append(Summary(
+            leaves=list(leaves),
+            leaf_storages=[_storage(it, v) for v in leaves],
+            ops=[replace(op) for op in fg.ops[n_ops:]],
+            values=values,
+            strides={v: sh.strides[v] for v in new_vids if v in sh.strides},
+            matrix_t={v for v in new_vids if v in sh.matrix_t},
+            inputs=list(fg.inputs[n_in:]),
+            breaks=list(fg.graph_breaks[n_breaks:]),
+            graph_delta=it.graph - graph0,
+            graph0=graph0,
+            unknowns=list(own[0]),
+            assumptions=list(own[1]),
+            loop_symbols=list(own[2]),
+            ret=ret,
+            steps=max(steps0 - it.steps_left, 0),
+            stack_len=stack_len,
+            anchored=key[1] is not None,
+            line=getattr(node, "lineno", 0),
+            made=made,
+            needs=needs,
+        ))
+        return ret
+
+    # ------------------------------------------------------------------ replay
+    def replay(self, it: Interpreter, s: Summary, leaves: list[int], node: ast.AST) -> object:
+        from kpredict.frontend.interp import MAX_OPS, _Budget, _span
+
+        fg, sh = it.fg, it.shared
+        it.steps_left -= s.steps
+        if it.steps_left < 0 or len(fg.ops) + len(s.ops) > MAX_OPS:
+            raise _Budget()
+        vmap: dict[int, int] = dict(zip(s.leaves, leaves))
+        smap: dict[int, int] = {old: _storage(it, new) for old, new in zip(s.leaf_storages, leaves)}
+        for val in s.values:
+            vmap[val.vid] = smap[val.vid] = sh.next_vid()
+        omap: dict[int, int] = {}
+        for op in s.ops:
+            omap[op.oid] = sh.next_oid()
+        for val in s.values:
+            nv = Value(vmap[val.vid], val.meta, smap.get(val.storage, val.storage), val.contiguous,
+                       omap.get(val.producer) if val.producer is not None else None, val.is_input, val.name)
+            fg.values[nv.vid] = nv
+            sh.values[nv.vid] = nv
+        for v, st in s.strides.items():
+            sh.strides[vmap[v]] = st
+        for v in s.matrix_t:
+            sh.matrix_t.add(vmap[v])
+        made = {vmap[val.vid] for val in s.values if val.is_input}
+        for v in s.inputs:
+            nv = vmap.get(v, v)
+            if nv in made and nv not in fg.inputs:
+                fg.inputs.append(nv)
+        span = _span(node)
+        line = getattr(node, "lineno", 0)
+        via = tuple(it.stack[1:])
+        cut = max(s.stack_len - 1, 0)
+        for op in s.ops:
+            fg.ops.append(replace(
+                op, oid=omap[op.oid],
+                inputs=tuple(vmap.get(v, v) for v in op.inputs),
+                outputs=tuple(vmap.get(v, v) for v in op.outputs),
+                mutates=tuple(vmap.get(v, v) for v in op.mutates),
+                graph=op.graph - s.graph0 + it.graph,
+                via=via + op.via[cut:],
+                span=span if s.anchored else op.span,
+            ))
+        for op in fg.ops[len(fg.ops) - len(s.ops):]:
+            for v in op.inputs + op.outputs + op.mutates:
+                if v not in fg.values:
+                    it.local(v)  # a parameter or a global tensor, entering this graph as an input
+        for b in s.breaks:
+            fg.graph_breaks.append(GraphBreak(line, b.reason) if s.anchored else b)
+        it.graph += s.graph_delta
+        for u in s.unknowns:
+            u2 = UnknownOp(line, u.name) if s.anchored else u
+            if u2 not in fg.unknowns:
+                fg.unknowns.append(u2)
+        for a in s.assumptions:
+            if s.anchored and a.startswith(f"line {s.line}:"):  # noted at the call site: this one
+                a = f"line {line}:" + a[len(f"line {s.line}:"):]
+            if a not in fg.assumptions:
+                fg.assumptions.append(a)
+        for n in s.loop_symbols:
+            if n not in fg.loop_symbols:
+                fg.loop_symbols.append(n)
+        return _map_result(s.ret, vmap, {})
+
+
+def _storage(it: Interpreter, vid: int) -> int:
+    val = it.fg.values.get(vid) or it.shared.values.get(vid)
+    return val.storage if val is not None else vid
+
+
+def _reachable_ids(parts: list[object]) -> set[int]:
+    out: set[int] = set()
+    stack = list(parts)
+    while stack:
+        v = stack.pop()
+        if not isinstance(v, (Instance, Seq, Dict)) or id(v) in out:
+            continue
+        out.add(id(v))
+        if isinstance(v, Instance):
+            stack.extend(v.attrs.values())
+            stack.extend(v.children or ())
+            stack.extend((v.named or {}).values())
+        elif isinstance(v, Seq):
+            stack.extend(v.items)
+        else:
+            stack.extend(v.items.values())
+    return out

@@ -1,0 +1,227 @@
+"""The frontend's shortcuts change how fast a file is analyzed, never what is predicted.
+
+Two shortcuts keep a cold run of a whole repository affordable: objects built from plain values are
+built once per file (objects.ConstructMemo) and a module call is recorded once and replayed for
+calls of the same structure (summaries.Summaries). Each test here analyzes the same source with
+both shortcuts on and off and compares the whole JSON report, on the model fixtures and on programs
+written to trip them (aliasing of equal submodules, per-layer attributes that change the code path,
+methods that change their object, heads sharing a model).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kpredict.api import analyze_source
+from kpredict.frontend import objects, summaries
+from kpredict.render.json_report import file_dict
+from kpredict.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL_FILES = sorted(p for p in (ROOT / "fixtures" / "models").rglob("*.py") if p.name != "__init__.py")
+
+TRICKY = {
+    # layer behaviour depends on a plain attribute (layer_idx); equal LayerNorms must stay distinct
+    # objects (their parameters are distinct reads of one fused kernel); heads share the model
+    "layers_and_heads": '''
+import torch
+import torch.nn as nn
+
+
+class Layer(nn.Module):
+    def __init__(self, d, idx):
+        super().__init__()
+        self.idx = idx
+        self.lin = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        if self.idx % 2 == 0:
+            return self.norm(self.lin(x)).relu()
+        return self.lin(x) * 2
+
+
+class Model(nn.Module):
+    def __init__(self, d=16, n=5):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.layers = nn.ModuleList([Layer(d, i) for i in range(n)])
+        self.head = nn.LayerNorm(d)
+
+    # kpredict: example x=randn(2, 16)
+    def forward(self, x):
+        x = self.norm(x)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+    def set_head(self, m):
+        self.head = m
+
+
+class HeadA(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.model = Model()
+        self.out = nn.Linear(16, 4)
+
+    # kpredict: example x=randn(2, 16)
+    def forward(self, x):
+        return self.out(self.model(x)).sum()
+
+
+class HeadB(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.model = Model()
+
+    # kpredict: example x=randn(2, 16)
+    def forward(self, x):
+        h = self.model(x)
+        return h.softmax(-1), h.mean()
+''',
+    # a call that changes its object (a counter, a cache) is not replayed
+    "stateful_calls": '''
+import torch
+import torch.nn as nn
+
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        self.calls = self.calls + 1
+        if self.calls > 1:
+            return self.lin(x).relu()
+        return self.lin(x)
+
+
+class Cache:
+    def __init__(self):
+        self.items = []
+
+    def add(self, x):
+        self.items.append(x)
+        return len(self.items)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = Counter()
+
+    # kpredict: example x=randn(4, 8)
+    def forward(self, x):
+        cache = Cache()
+        a = self.c(x)
+        b = self.c(x)
+        n = cache.add(a) + cache.add(b)
+        return a + b * n
+''',
+    # views of arguments: a replayed call must keep their storage (reads/writes of fused kernels)
+    "views_of_arguments": '''
+import torch
+import torch.nn as nn
+
+
+class Norm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        y = x.float()
+        return y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+
+
+class Attn(nn.Module):
+    def __init__(self, d=32):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.qn = Norm(8)
+        self.kn = Norm(8)
+
+    # kpredict: example x=randn(2, 5, 32)
+    def forward(self, x):
+        q = self.qn(self.q(x).view(2, 5, 4, 8))
+        k = self.kn(self.k(x).view(2, 5, 4, 8))
+        return (q * k).sum(-1)
+''',
+}
+
+
+def _report(source: str, path: str, target: str) -> dict:
+    d = file_dict(analyze_source(source, path, Settings(target=target)))
+    return d
+
+
+def _without_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(objects.ConstructMemo, "key", lambda self, *a, **k: None)
+    monkeypatch.setattr(
+        summaries.Summaries, "call",
+        lambda self, it, inst, qualname, mod, args, kwargs, node: it.run_function(
+            qualname, args, kwargs, bound=inst, node=node, mod=mod))
+
+
+def _compare(source: str, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for target in ("cuda", "cpu"):
+        fast = _report(source, path, target)
+        with monkeypatch.context() as m:
+            _without_shortcuts(m)
+            slow = _report(source, path, target)
+        assert fast.get("functions"), "nothing was analyzed"
+        for a, b in zip(fast["functions"], slow["functions"]):
+            assert a == b, f"{target} {a['qualname']}"
+        assert fast == slow
+
+
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_model_fixtures_same_with_and_without_shortcuts(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _compare(path.read_text(encoding="utf-8"), str(path), monkeypatch)
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_tricky_programs_same_with_and_without_shortcuts(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _compare(TRICKY[name], f"{name}.py", monkeypatch)
+
+
+def test_layers_are_replayed_and_heads_reuse_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shortcuts are taken (else the comparisons above would prove nothing)."""
+    replays: list[str] = []
+    built: list[str] = []
+    real_replay = summaries.Summaries.replay
+    real_construct = objects.ObjectModel._construct
+
+    def replay(self, it, s, leaves, node):  # noqa: ANN001, ANN202
+        replays.append(it.fg.qualname)
+        return real_replay(self, it, s, leaves, node)
+
+    def construct(self, c, *a, **k):  # noqa: ANN001, ANN202
+        built.append(c.name)
+        return real_construct(self, c, *a, **k)
+
+    monkeypatch.setattr(summaries.Summaries, "replay", replay)
+    monkeypatch.setattr(objects.ObjectModel, "_construct", construct)
+    r = analyze_source(TRICKY["layers_and_heads"], "m.py", Settings())
+    assert r.error is None
+    # layers 2 and 4 replay layer 0, layer 3 replays layer 1 (layer_idx parity decides the path)
+    assert replays.count("Model.forward") >= 3
+    assert "HeadB.forward" in replays  # the model recorded in HeadA.forward (or Model.forward)
+    assert built.count("Model") < 4  # not once per method and per head
+
+
+def test_idle_loops_are_left_and_noted() -> None:
+    src = ("import torch\n\n\n# kpredict: example x=randn(8)\ndef f(x):\n    n = 0\n"
+           "    for i in range(60000):\n        n += i\n    data = [i * 2 for i in range(10000)]\n"
+           "    return x + len(data)\n")
+    r = analyze_source(src, "idle.py", Settings())
+    fn = next(f for f in r.functions if f.qualname == "f")
+    assert fn.eager.kernels == 1
+    assert any("loop does no tensor work" in a for a in fn.assumptions)
+    assert any("comprehension does no tensor work" in a for a in fn.assumptions)
