@@ -247,6 +247,10 @@ class Cache:
 
     # -- read / write
 
+    def has(self, path: str, data: bytes, only: str | None = None) -> bool:
+        """Whether an entry exists for this content (cheap: no read; `get` still validates it)."""
+        return self._entry(self.key(path, data, only)).is_file()
+
     def get(self, path: str, data: bytes, only: str | None = None) -> FileReport | None:
         key = self.key(path, data, only)
         try:

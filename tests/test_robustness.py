@@ -727,7 +727,8 @@ REGRESSIONS = {
     "permute_dims_unknown": "import torch\nx = torch.randn(4, 8)\nn = x.permute(x, x)\nm = x.view(x, 2)\n",
     # constant folding must not build huge Python values (the stdlib's test_builtin took 24 GB)
     "huge_python_values": "n = 0\nfor i in range(2**62):\n    n += 1\nx = list(range(10**12))\n"
-                          "y = 100000 * 'ab'\nz = 1 << 10**9\nw = 10 ** 10 ** 9\nv = [0] * 10**12\n",
+                          "y = 100000 * 'ab'\nz = 1 << 10**9\nw = 10 ** 10 ** 9\nv = [0] * 10**12\n"
+                          "_1G = 1024 ** 3\nb = b'nyan' * (_1G + 1)\nc = 'abcdefgh' * 5000 * 5000\n",
     "dims_out_of_range": "import torch\nx = torch.randn(4, 8)\na = x.permute(5, 0)\nb = torch.cat([x, x], 5)\n"
                          "c = torch.cat(x, x, (2))\n",
     # the stdlib's test_enumerate.py: builtins called with no argument or a bad one (they raise TypeError)

@@ -227,6 +227,16 @@ def _used_as_int(fdef: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> boo
     return False
 
 
+def _repeat_too_big(a: object, b: object) -> bool:
+    """Would `a * b` build a sequence (str, bytes, list, tuple) of more than MAX_ITEMS * 10 items?"""
+    seqs = (str, bytes, bytearray, list, tuple)
+    if isinstance(a, int) and isinstance(b, seqs):
+        a, b = b, a
+    if not (isinstance(a, seqs) and isinstance(b, int) and not isinstance(b, bool)):
+        return False
+    return len(a) * b > MAX_ITEMS * 10
+
+
 def _span(node: ast.AST) -> Span:
     return Span(
         getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
@@ -1320,10 +1330,8 @@ class Interpreter(ObjectModel):
                 try:
                     if op is ast.Pow and isinstance(b.value, (int, float)) and abs(b.value) > 64:
                         return Opaque("pow")
-                    if op is ast.Mult and isinstance(a.value, (str, list, tuple)) and isinstance(b.value, int) and b.value > 10000:
-                        return Opaque("mul")
-                    if op is ast.Mult and isinstance(b.value, (str, list, tuple)) and isinstance(a.value, int) and a.value > 10000:
-                        return Opaque("mul")
+                    if op is ast.Mult and _repeat_too_big(a.value, b.value):
+                        return Opaque("mul")  # b"nyan" * (1 << 30) in a big-memory test: 4 GB
                     if op is ast.LShift and isinstance(b.value, int) and b.value > 4096:
                         return Opaque("shift")
                     return Py(fn(a.value, b.value))
