@@ -490,6 +490,34 @@ def test_warm_parallel_run_starts_no_pool(tmp_path: Path, monkeypatch: pytest.Mo
     assert warm[0] == cold[0] and [f.qualname for f in warm[2].functions] == ["f"]
 
 
+def test_warm_parallel_run_reads_hits_in_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cached reports are read when their turn comes, not all before the first is handed out (a warm
+    -j2 run over transformers held 1.2 GB); a stale entry (a file it read changed) is analyzed."""
+    for i in range(6):
+        (tmp_path / f"m{i}.py").write_text(GOOD + f"\ndef g{i}(x):\n    return x * {i}\n")
+    s = Settings()
+    cold = list(analyze_paths([str(tmp_path)], s, jobs=2, cache=Cache(tmp_path / "c", s)))
+    (tmp_path / "m1.py").write_text(GOOD)  # a miss in the middle, so workers run
+    (tmp_path / "m4.py").write_text(GOOD + "\ndef h(x):\n    return x.relu()\n")
+    reads: list[str] = []
+    real_get = Cache.get
+
+    def get(self, path, data, only=None):  # noqa: ANN001, ANN202
+        reads.append(path)
+        return real_get(self, path, data, only)
+
+    monkeypatch.setattr(Cache, "get", get)
+    it = analyze_paths([str(tmp_path)], s, jobs=2, cache=Cache(tmp_path / "c", s))
+    first = next(it)
+    assert len(reads) == 1 and reads[0] == first.path  # only the first report was read so far
+    rest = list(it)
+    warm = [first, *rest]
+    assert [r.path for r in warm] == [r.path for r in cold]
+    assert warm[0] == cold[0] and warm[5] == cold[5]
+    assert [f.qualname for f in warm[1].functions] == ["f"]
+    assert [f.qualname for f in warm[4].functions] == ["f", "h"]
+
+
 def test_keep_graphs_in_process(tree: Path) -> None:
     (r,) = analyze_paths([str(tree / "good.py")], jobs=1, keep_graphs=True)
     assert r.functions[0].graph is not None
