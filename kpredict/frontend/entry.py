@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kpredict.frontend.interp import Frame, Interpreter, Shared, _Budget, _Break, _Continue, _Return, _span
+from kpredict.frontend.interp import FILE_STEPS, Frame, Interpreter, Shared, _Budget, _Break, _Continue, _Return, _span
 from kpredict.frontend.parse import ModuleInfo
 from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, Py, Seq, TensorRef
 from kpredict.ir import FunctionGraph, Span, TensorMeta
@@ -21,10 +21,6 @@ from kpredict.opfacts import OpTable
 from kpredict.settings import Settings
 
 INIT_TAG = "init"
-# statements interpreted for all the functions of one file: pure-Python files whose every test
-# function runs to its own budget (stdlib test_traceback.py) stop here; the most seen on 300
-# transformers model files is about 230,000
-FILE_STEPS = 1_000_000
 
 
 def _returns(v: object, depth: int = 0) -> list[int]:
@@ -152,7 +148,6 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
     over the file's own annotations (verify's --example and --init)."""
     inits = inits or {}
     shared = Shared()
-    shared.file_steps = FILE_STEPS
     call_sites: dict[str, list] = {}
     env: dict[str, object] = {}
     mod_fg, compiled = _run_module(module, table, settings, shared, call_sites, env)

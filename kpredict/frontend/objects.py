@@ -917,11 +917,11 @@ class ConstructMemo:
         return out
 
 
-def reachable(root: object) -> list[object]:
-    """The objects, lists and dicts reachable from root through attributes and items."""
+def reachable(*roots: object) -> list[object]:
+    """The objects, lists and dicts reachable from the roots through attributes and items."""
     out: list[object] = []
     seen: set[int] = set()
-    stack = [root]
+    stack = list(roots)
     while stack:
         v = stack.pop()
         if not isinstance(v, (Instance, Seq, Dict)) or id(v) in seen:

@@ -22,6 +22,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from kpredict.frontend.objects import reachable
 from kpredict.frontend.values import (
     ClassRef, Dict, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq, Sym, SymObj, TensorRef, Unknown,
 )
@@ -58,7 +59,6 @@ class Summary:
     stack_len: int
     anchored: bool  # every op is reported at the call site (code of another file)
     line: int = 0  # the recorded call's line (notes of anchored calls name it)
-    made: set[int] = field(default_factory=set)  # ids of the containers and objects the result holds
     needs: list[tuple[int, str, tuple[str, object]]] = field(default_factory=list)  # attributes read
 
     def fits(self, sig: Signature) -> bool:
@@ -255,7 +255,7 @@ class Summaries:
         if after is None or after.key != key[3] or after.attrs != sig.attrs:
             self.refused.add(key)  # the call changed what it was given: its effects cannot be replayed
             return ret
-        pre = _reachable_ids(parts)
+        pre = {id(o) for o in reachable(*parts)}
         made: set[int] = set()
         try:
             _check_result(ret, pre, made)
@@ -291,7 +291,6 @@ class Summaries:
             stack_len=stack_len,
             anchored=key[1] is not None,
             line=getattr(node, "lineno", 0),
-            made=made,
             needs=needs,
         ))
         return ret
@@ -364,22 +363,3 @@ class Summaries:
 def _storage(it: Interpreter, vid: int) -> int:
     val = it.fg.values.get(vid) or it.shared.values.get(vid)
     return val.storage if val is not None else vid
-
-
-def _reachable_ids(parts: list[object]) -> set[int]:
-    out: set[int] = set()
-    stack = list(parts)
-    while stack:
-        v = stack.pop()
-        if not isinstance(v, (Instance, Seq, Dict)) or id(v) in out:
-            continue
-        out.add(id(v))
-        if isinstance(v, Instance):
-            stack.extend(v.attrs.values())
-            stack.extend(v.children or ())
-            stack.extend((v.named or {}).values())
-        elif isinstance(v, Seq):
-            stack.extend(v.items)
-        else:
-            stack.extend(v.items.values())
-    return out

@@ -59,11 +59,6 @@ def _numel(fg: FunctionGraph, vid: int) -> int | None:
     return v.meta.numel if v is not None else None
 
 
-def _storage(fg: FunctionGraph, vid: int) -> int:
-    v = fg.values.get(vid)
-    return v.storage if v is not None else vid
-
-
 ZERO_CONSTANTS = ("zeros", "zeros_like", "new_zeros")
 ONE_CONSTANTS = ("ones", "ones_like", "new_ones")
 
