@@ -103,6 +103,14 @@ class Op:
     region: int | None = None  # set when the op runs inside a call through a torch.compile'd function
     only: str | None = None  # "eager" | "compiled": the op exists in that mode only (torch.nn catalogue)
 
+    def moved(self, oid: int, inputs: tuple[int, ...], outputs: tuple[int, ...], mutates: tuple[int, ...],
+              graph: int, via: tuple[str, ...], span: Span) -> Op:
+        """A copy with new ids and place: a replayed call summary makes hundreds of thousands of
+        these, and one positional call costs a fifth of dataclasses.replace."""
+        return Op(oid, self.name, self.category, span, inputs, outputs, mutates, self.aten, self.eager_kernels,
+                  self.eager_reads, self.eager_writes, self.syncs, graph, self.compiled, self.reduce_numel,
+                  self.reduce_len, self.reduce_axis, self.free_reason, via, self.region, self.only)
+
 
 @dataclass(frozen=True, slots=True)
 class GraphBreak:

@@ -153,6 +153,62 @@ class Attn(nn.Module):
         k = self.kn(self.k(x).view(2, 5, 4, 8))
         return (q * k).sum(-1)
 ''',
+    # every layer refers to one config (shared, as in transformers); one constructor changes the
+    # config it is given, so what it builds must not be reused; a submodule cast to the dtype it has
+    "shared_config_and_casts": '''
+import torch
+import torch.nn as nn
+
+
+class Config:
+    def __init__(self, d=16, n_layer=3, scale=False):
+        self.d = d
+        self.n_layer = n_layer
+        self.scale = scale
+
+
+class Block(nn.Module):
+    def __init__(self, config, idx):
+        super().__init__()
+        self.idx = idx
+        self.lin = nn.Linear(config.d, config.d)
+        self.norm = nn.LayerNorm(config.d).to(torch.float32)
+        self.scale = config.scale
+
+    def forward(self, x):
+        y = self.norm(self.lin(x))
+        return y * 2 if self.scale else y.relu()
+
+
+class Marker(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        config.scale = True
+        self.lin = nn.Linear(config.d, config.d)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class Model(nn.Module):
+    def __init__(self, config=Config()):
+        super().__init__()
+        self.config = config
+        self.blocks = nn.ModuleList([Block(config, i) for i in range(config.n_layer)])
+        self.marker = Marker(config)
+        self.late = Block(config, 9)
+        self.half_norm = nn.LayerNorm(config.d).half()
+
+    # kpredict: example x=randn(2, 16)
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.late(self.marker(x)) + self.half_norm(x.half()).float()
+
+    # kpredict: example x=randn(2, 16)
+    def first(self, x):
+        return self.blocks[0](x)
+''',
 }
 
 
@@ -225,3 +281,19 @@ def test_idle_loops_are_left_and_noted() -> None:
     assert fn.eager.kernels == 1
     assert any("loop does no tensor work" in a for a in fn.assumptions)
     assert any("comprehension does no tensor work" in a for a in fn.assumptions)
+
+
+def test_layers_sharing_a_config_are_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config every layer refers to does not stop the layers from being reused by the next analysis."""
+    built: list[str] = []
+    real_construct = objects.ObjectModel._construct
+
+    def construct(self, c, *a, **k):  # noqa: ANN001, ANN202
+        built.append(c.name)
+        return real_construct(self, c, *a, **k)
+
+    monkeypatch.setattr(objects.ObjectModel, "_construct", construct)
+    r = analyze_source(TRICKY["shared_config_and_casts"], "m.py", Settings())
+    assert r.error is None and {f.qualname for f in r.functions} >= {"Model.forward", "Model.first"}
+    # Model.forward and Model.first each need a Model: the second is the first one again
+    assert built.count("Model") == 1, built.count("Model")

@@ -342,10 +342,14 @@ class ObjectModel:
                         self.fg.loop_symbols.append(n)
                 return entry.inst
         before = (len(self.fg.assumptions), len(self.fg.unknowns), len(self.fg.loop_symbols))
+        given = reachable(*args, *kwargs.values()) if key is not None else []
+        given_sig = [_shallow(o) for o in given]
         inst = self._construct(c, args, kwargs, node, describe)
         if key is not None:  # what building it noted in the graph is noted again wherever it is reused
+            # what the arguments reach (a config) is shared by a fresh build too, unless building changed it
+            untouched = all(_shallow(o) == s for o, s in zip(given, given_sig))
             memo.put(key, inst, (args, kwargs), self.fg.assumptions[before[0]:], self.fg.unknowns[before[1]:],
-                     self.fg.loop_symbols[before[2]:])
+                     self.fg.loop_symbols[before[2]:], shared={id(o) for o in given} if untouched else set())
         return inst
 
     def _construct(self, c: ClassRef, args: list[object], kwargs: dict[str, object], node: ast.AST | None,
@@ -578,7 +582,7 @@ class ObjectModel:
             for name, v in list(m.attrs.items()):
                 if isinstance(v, TensorRef):
                     meta = self.meta(v)
-                    if meta.dtype in FLOAT_DTYPES:
+                    if meta.dtype in FLOAT_DTYPES and meta.dtype != dtype:  # the same object when nothing changes
                         m.attrs[name] = self.new_tensor(TensorMeta(meta.shape, dtype, meta.device), is_input=True,
                                                         name=name)
 
@@ -832,7 +836,7 @@ def _show(v: object) -> str:
 
 
 class MemoEntry:
-    __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols", "reach")
+    __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols", "reach", "own")
 
     def __init__(self, key: tuple, inst: object, keep: object, assumptions: list, unknowns: list,
                  loop_symbols: list) -> None:
@@ -840,6 +844,7 @@ class MemoEntry:
         self.keep = keep  # the arguments, so that the ids in the key stay theirs
         self.assumptions, self.unknowns, self.loop_symbols = assumptions, unknowns, loop_symbols
         self.reach: list[int] = []  # ids of what is reachable from inst (fixed while the entry is kept)
+        self.own: list[int] = []  # those not reachable from the arguments: what building it made
 
 
 class ConstructMemo:
@@ -871,12 +876,16 @@ class ConstructMemo:
                 continue
             new = _shallow(self.objs[oid])
             if new != old:
-                for e in self.owners.pop(oid, ()):
-                    lst = self.entries.get(e.key, [])
-                    if e in lst:
-                        lst.remove(e)
+                self._forget(oid)
                 self.sig[oid] = new
         self.begin()
+
+    def _forget(self, oid: int) -> None:
+        """Drop every kept entry that reaches object `oid`."""
+        for e in self.owners.pop(oid, ()):
+            lst = self.entries.get(e.key, [])
+            if e in lst:
+                lst.remove(e)
 
     def key(self, c: ClassRef, args: list[object], kwargs: dict[str, object], describe: bool) -> tuple | None:
         if self.paused:
@@ -892,22 +901,31 @@ class ConstructMemo:
         for e in self.entries.get(key, ()):
             # nothing of it may be in use already: a layer's norm handed out alone, then the layer
             # that holds it, would be one object in two places
-            if self.handed.isdisjoint(e.reach):
+            if self.handed.isdisjoint(e.own):
                 self.handed.update(e.reach)  # a change to any of it would have dropped the entry
                 return e
         return None
 
     def put(self, key: tuple, inst: object, keep: object, assumptions: list, unknowns: list,
-            loop_symbols: list) -> None:
+            loop_symbols: list, shared: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+        """Keep inst, built from the arguments `keep`; `shared`: ids of what the arguments reach, which
+        another analysis may hold already (a config every layer refers to) without making inst unusable."""
         e = MemoEntry(key, inst, keep, list(assumptions), list(unknowns), list(loop_symbols))
         self.entries.setdefault(key, []).append(e)
         reach = self._hand(inst)
         e.reach = [id(o) for o in reach]
+        e.own = [i for i in e.reach if i not in shared]
         for o in reach:
             i = id(o)
-            if i not in self.sig:  # a signature taken earlier stays: a change made since is still seen
+            old = self.sig.get(i)
+            if old is None:
                 self.sig[i] = _shallow(o)
                 self.objs[i] = o
+            else:
+                now = _shallow(o)
+                if now != old:  # changed since it was first kept (a constructor set a config field):
+                    self._forget(i)  # what was built before holds the old state; inst, the new one
+                    self.sig[i] = now
             self.owners.setdefault(i, []).append(e)
 
     def _hand(self, root: object) -> list[object]:

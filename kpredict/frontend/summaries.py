@@ -19,7 +19,7 @@ made, not ones that existed before it.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kpredict.frontend.objects import reachable
@@ -275,7 +275,7 @@ class Summaries:
         self.table.setdefault(key, []).append(Summary(
             leaves=list(leaves),
             leaf_storages=[_storage(it, v) for v in leaves],
-            ops=[replace(op) for op in fg.ops[n_ops:]],
+            ops=fg.ops[n_ops:],  # ops are not changed once emitted: shared, not copied
             values=values,
             strides={v: sh.strides[v] for v in new_vids if v in sh.strides},
             matrix_t={v for v in new_vids if v in sh.matrix_t},
@@ -329,14 +329,14 @@ class Summaries:
         via = tuple(it.stack[1:])
         cut = max(s.stack_len - 1, 0)
         for op in s.ops:
-            fg.ops.append(replace(
-                op, oid=omap[op.oid],
-                inputs=tuple(vmap.get(v, v) for v in op.inputs),
-                outputs=tuple(vmap.get(v, v) for v in op.outputs),
-                mutates=tuple(vmap.get(v, v) for v in op.mutates),
-                graph=op.graph - s.graph0 + it.graph,
-                via=via + op.via[cut:],
-                span=span if s.anchored else op.span,
+            fg.ops.append(op.moved(
+                omap[op.oid],
+                tuple([vmap.get(v, v) for v in op.inputs]),
+                tuple([vmap.get(v, v) for v in op.outputs]),
+                tuple([vmap.get(v, v) for v in op.mutates]) if op.mutates else (),
+                op.graph - s.graph0 + it.graph,
+                via + op.via[cut:],
+                span if s.anchored else op.span,
             ))
         for op in fg.ops[len(fg.ops) - len(s.ops):]:
             for v in op.inputs + op.outputs + op.mutates:

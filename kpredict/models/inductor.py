@@ -158,16 +158,18 @@ class Scheduler:
             live.add(o)
             stack.extend(deps.get(o, ()))
             # later in-place writers of the same storage are part of its final value
+        written: set[int] | None = None  # storages the live ops write, kept up to date as live grows
         for op in ops:
             if op.mutates and op.oid not in live:
-                st = {self._st(m) for m in op.mutates}
-                if any(any(self._st(v) in st for v in self.ops[l].outputs) for l in list(live)):
-                    live.add(op.oid)
-                    stack = list(deps[op.oid])
+                if written is None:
+                    written = {self._st(v) for o in live for v in self.ops[o].outputs}
+                if any(self._st(m) in written for m in op.mutates):
+                    stack = [op.oid]
                     while stack:
                         o = stack.pop()
                         if o not in live:
                             live.add(o)
+                            written.update(self._st(v) for v in self.ops[o].outputs)
                             stack.extend(deps.get(o, ()))
         return live
 
