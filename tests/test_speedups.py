@@ -209,6 +209,54 @@ class Model(nn.Module):
     def first(self, x):
         return self.blocks[0](x)
 ''',
+    # layers built from equal arguments are copies of the first build (new parameters, shared
+    # arguments); an empty ModuleList filled later must not be copied with what it holds now
+    "copied_layers": '''
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(self.lin(x)).relu()
+
+
+class Tied(nn.Module):
+    def __init__(self, emb):
+        super().__init__()
+        self.emb = emb
+        self.lin = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return self.lin(x) + self.emb
+
+
+class Net(nn.Module):
+    def __init__(self, d=16, n=4):
+        super().__init__()
+        self.a = nn.ModuleList()
+        for _ in range(n):
+            self.a.append(Block(d))
+        self.b = nn.ModuleList()
+        for _ in range(2):
+            self.b.append(Block(d))
+        self.emb = nn.Parameter(torch.zeros(16))
+        self.t1 = Tied(self.emb)
+        self.t2 = Tied(self.emb)
+
+    # kpredict: example x=randn(2, 16)
+    def forward(self, x):
+        for m in self.a:
+            x = m(x)
+        for m in self.b:
+            x = x + m(x)
+        return self.t1(x) * self.t2(x)
+''',
 }
 
 
@@ -297,3 +345,22 @@ def test_layers_sharing_a_config_are_built_once(monkeypatch: pytest.MonkeyPatch)
     assert r.error is None and {f.qualname for f in r.functions} >= {"Model.forward", "Model.first"}
     # Model.forward and Model.first each need a Model: the second is the first one again
     assert built.count("Model") == 1, built.count("Model")
+
+
+def test_equal_builds_are_copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 2nd..Nth `Block(d)` of one model is a copy of the first (the comparison above shows that
+    the copies predict what fresh builds do)."""
+    copies: list[str] = []
+    real_clone = objects.ObjectModel._clone
+
+    def clone(self, e):  # noqa: ANN001, ANN202
+        out = real_clone(self, e)
+        if out is not None:
+            copies.append(e.key[0])
+        return out
+
+    monkeypatch.setattr(objects.ObjectModel, "_clone", clone)
+    r = analyze_source(TRICKY["copied_layers"], "m.py", Settings())
+    assert r.error is None
+    assert copies.count("Block") >= 5  # 2nd..4th of a, both of b (a tensor argument, as Tied's, has no key)
+    assert "ModuleList" not in copies  # the first was filled before the second was built

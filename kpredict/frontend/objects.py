@@ -17,6 +17,7 @@ anything:
 from __future__ import annotations
 
 import ast
+import copy
 import os
 from typing import TYPE_CHECKING
 
@@ -24,10 +25,10 @@ from kpredict.frontend import imports as I
 from kpredict.frontend.catalogue import catalogue_module, function_api, variant_method
 from kpredict.frontend.parse import ModuleInfo
 from kpredict.frontend.values import (
-    CATALOGUE, BoundBuiltin, ClassRef, Dict, FileMod, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq,
-    Super, Sym, SymObj, TensorRef, Unknown,
+    CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef, NNModule,
+    Opaque, Py, Seq, Super, Sym, SymObj, TensorRef, Unknown,
 )
-from kpredict.ir import TensorMeta
+from kpredict.ir import TensorMeta, Value
 
 if TYPE_CHECKING:
     from kpredict.frontend.interp import Frame
@@ -331,16 +332,16 @@ class ObjectModel:
         if key is not None:
             entry = memo.take(key)
             if entry is not None:
-                for a in entry.assumptions:
-                    if a not in self.fg.assumptions:
-                        self.fg.assumptions.append(a)
-                for u in entry.unknowns:
-                    if u not in self.fg.unknowns:
-                        self.fg.unknowns.append(u)
-                for n in entry.loop_symbols:
-                    if n not in self.fg.loop_symbols:
-                        self.fg.loop_symbols.append(n)
+                self._note_entry(entry)
                 return entry.inst
+            model = memo.in_use(key)
+            if model is not None:  # the 2nd..Nth layer of a stack: the same build, copied
+                inst = self._clone(model)
+                if inst is not None:
+                    self._note_entry(model)
+                    memo.put(key, inst, model.keep, model.assumptions, model.unknowns, model.loop_symbols,
+                             shared=set(model.reach).difference(model.own))
+                    return inst
         before = (len(self.fg.assumptions), len(self.fg.unknowns), len(self.fg.loop_symbols))
         given = reachable(*args, *kwargs.values()) if key is not None else []
         given_sig = [_shallow(o) for o in given]
@@ -349,8 +350,86 @@ class ObjectModel:
             # what the arguments reach (a config) is shared by a fresh build too, unless building changed it
             untouched = all(_shallow(o) == s for o, s in zip(given, given_sig))
             memo.put(key, inst, (args, kwargs), self.fg.assumptions[before[0]:], self.fg.unknowns[before[1]:],
-                     self.fg.loop_symbols[before[2]:], shared={id(o) for o in given} if untouched else set())
+                     self.fg.loop_symbols[before[2]:], shared={id(o) for o in given} if untouched else set(),
+                     clean=untouched)
         return inst
+
+    def _note_entry(self, entry: MemoEntry) -> None:
+        """What building a kept object noted in its graph, noted again where it is reused."""
+        for a in entry.assumptions:
+            if a not in self.fg.assumptions:
+                self.fg.assumptions.append(a)
+        for u in entry.unknowns:
+            if u not in self.fg.unknowns:
+                self.fg.unknowns.append(u)
+        for n in entry.loop_symbols:
+            if n not in self.fg.loop_symbols:
+                self.fg.loop_symbols.append(n)
+
+    def _clone(self, e: MemoEntry) -> object | None:
+        """A copy of kept object e.inst, as another `C(same arguments)` would build it: what building
+        it made is copied, its tensors become new tensors of the same metadata (views keep their base),
+        and what the arguments reach is shared. None when it holds something a copy cannot follow
+        (a bound method, a super() proxy), or when building it changed its arguments."""
+        if not e.clean:
+            return None
+        own = set(e.own)
+        objs = [o for o in reachable(e.inst) if id(o) in own]
+        if len(objs) != len(own):
+            return None
+        sig = self.shared.constructed.sig
+        if any(_shallow(o) != sig.get(id(o)) for o in objs):
+            return None  # changed since it was built (a ModuleList appended to): not what a build gives
+        outside: set[int] = set()  # tensors the arguments hold: shared, like the objects they hold
+        for o in reachable(*e.keep[0], *e.keep[1].values()):
+            outside.update(t.vid for t in _held(o) if isinstance(t, TensorRef))
+        outside.update(t.vid for t in [*e.keep[0], *e.keep[1].values()] if isinstance(t, TensorRef))
+        olds: set[int] = set()
+        for o in objs:
+            for v in _held(o):
+                if isinstance(v, TensorRef):
+                    if v.vid not in outside:
+                        olds.add(v.vid)
+                elif isinstance(v, (FuncRef, MethodRef, BoundBuiltin, Super, CompiledRef)):
+                    if not isinstance(v, FuncRef) or v.bound is not None:
+                        return None
+        sh, fg = self.shared, self.fg
+        vmap = {old: sh.next_vid() for old in sorted(olds)}  # in build order, as a fresh build numbers them
+        for old, new in vmap.items():
+            src = sh.values[old]
+            val = Value(new, src.meta, vmap.get(src.storage, src.storage), src.contiguous, src.producer,
+                        src.is_input, src.name)
+            fg.values[new] = val
+            sh.values[new] = val
+            if val.is_input:
+                fg.inputs.append(new)
+            if old in sh.strides:
+                sh.strides[new] = sh.strides[old]
+            if old in sh.matrix_t:
+                sh.matrix_t.add(new)
+        copies: dict[int, object] = {}
+        for o in objs:
+            c = copy.copy(o)
+            copies[id(o)] = c
+
+        def m(v: object) -> object:
+            if isinstance(v, TensorRef):
+                return TensorRef(vmap[v.vid]) if v.vid in vmap else v
+            return copies.get(id(v), v)
+
+        for o in objs:
+            c = copies[id(o)]
+            if isinstance(o, Instance):
+                c.attrs = {k: m(v) for k, v in o.attrs.items()}
+                if o.children is not None:
+                    c.children = [m(v) for v in o.children]
+                if o.named is not None:
+                    c.named = {k: m(v) for k, v in o.named.items()}
+            elif isinstance(o, Seq):
+                c.items = [m(v) for v in o.items]
+            else:
+                c.items = {k: m(v) for k, v in o.items.items()}
+        return copies[id(e.inst)]
 
     def _construct(self, c: ClassRef, args: list[object], kwargs: dict[str, object], node: ast.AST | None,
                    describe: bool = False) -> object:
@@ -836,7 +915,7 @@ def _show(v: object) -> str:
 
 
 class MemoEntry:
-    __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols", "reach", "own")
+    __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols", "reach", "own", "clean")
 
     def __init__(self, key: tuple, inst: object, keep: object, assumptions: list, unknowns: list,
                  loop_symbols: list) -> None:
@@ -845,6 +924,7 @@ class MemoEntry:
         self.assumptions, self.unknowns, self.loop_symbols = assumptions, unknowns, loop_symbols
         self.reach: list[int] = []  # ids of what is reachable from inst (fixed while the entry is kept)
         self.own: list[int] = []  # those not reachable from the arguments: what building it made
+        self.clean = True  # building it left its arguments as they were (so a copy is another build)
 
 
 class ConstructMemo:
@@ -906,8 +986,14 @@ class ConstructMemo:
                 return e
         return None
 
+    def in_use(self, key: tuple) -> MemoEntry | None:
+        """A kept entry for key that take() refused (in use by this analysis): a model for a copy."""
+        lst = self.entries.get(key)
+        return lst[0] if lst else None
+
     def put(self, key: tuple, inst: object, keep: object, assumptions: list, unknowns: list,
-            loop_symbols: list, shared: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+            loop_symbols: list, shared: set[int] = frozenset(),  # type: ignore[assignment]
+            clean: bool = True) -> None:
         """Keep inst, built from the arguments `keep`; `shared`: ids of what the arguments reach, which
         another analysis may hold already (a config every layer refers to) without making inst unusable."""
         e = MemoEntry(key, inst, keep, list(assumptions), list(unknowns), list(loop_symbols))
@@ -915,6 +1001,7 @@ class ConstructMemo:
         reach = self._hand(inst)
         e.reach = [id(o) for o in reach]
         e.own = [i for i in e.reach if i not in shared]
+        e.clean = clean
         for o in reach:
             i = id(o)
             old = self.sig.get(i)
@@ -957,6 +1044,17 @@ def reachable(*roots: object) -> list[object]:
     return out
 
 
+def _held(v: object) -> list[object]:
+    """The values an object, list or dict holds directly."""
+    if isinstance(v, Instance):
+        return [*v.attrs.values(), *(v.children or ()), *(v.named or {}).values()]
+    if isinstance(v, Seq):
+        return list(v.items)
+    if isinstance(v, Dict):
+        return list(v.items.values())
+    return []
+
+
 def _shallow(v: object) -> tuple:
     """What an object holds, by identity: changes when an attribute, item or the training flag does."""
     if isinstance(v, Instance):
@@ -981,7 +1079,9 @@ def _arg_key(v: object) -> object:
         except TypeError:
             raise _NoKey() from None
         return ("py", type(v.value).__name__, v.value)
-    if isinstance(v, (Instance, ClassRef, FuncRef, ModRef, SymObj)):
+    if isinstance(v, SymObj):  # a config nobody describes: stateless, so equal names are one value
+        return ("symobj", v.name)
+    if isinstance(v, (Instance, ClassRef, FuncRef, ModRef)):
         return ("obj", id(v))
     if isinstance(v, Sym):
         return ("sym", v.name)
