@@ -364,3 +364,22 @@ def test_equal_builds_are_copied(monkeypatch: pytest.MonkeyPatch) -> None:
     assert r.error is None
     assert copies.count("Block") >= 5  # 2nd..4th of a, both of b (a tensor argument, as Tied's, has no key)
     assert "ModuleList" not in copies  # the first was filled before the second was built
+
+
+def test_moved_op_keeps_every_other_field() -> None:
+    """Op.moved lists the fields positionally: a field added to Op and not to moved() shows here."""
+    import dataclasses
+
+    from kpredict.ir import Op, Span
+
+    values = {}
+    for i, f in enumerate(dataclasses.fields(Op)):
+        values[f.name] = {"span": Span(i, i, i + 1, i)}.get(f.name, (str(i),) if "tuple" in str(f.type) else
+                                                          i if "int" in str(f.type) else f"v{i}")
+    op = Op(**values)
+    moved = op.moved(op.oid, op.inputs, op.outputs, op.mutates, op.graph, op.via, op.span)
+    assert moved == op and moved is not op
+    other = op.moved(99, (1,), (2,), (3,), 7, ("f",), Span(9, 0, 9, 1))
+    assert (other.oid, other.inputs, other.outputs, other.mutates, other.graph, other.via) == (99, (1,), (2,), (3,), 7, ("f",))
+    assert dataclasses.replace(other, oid=op.oid, inputs=op.inputs, outputs=op.outputs, mutates=op.mutates,
+                               graph=op.graph, via=op.via, span=op.span) == op
