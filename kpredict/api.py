@@ -51,7 +51,9 @@ def analyze_source(
 
     for fg in build_graphs(module, table, settings, only=only, examples=examples, inits=inits):
         report = predict(fg, settings)
-        if fg.loop_symbols:  # loops over range(config.n_layer) with n_layer unknown: a + b*n_layer
+        # loops over range(config.n_layer) with n_layer unknown: a + b*n_layer (a function without
+        # tensor work, such as a constructor, has none at any count: its figures are 0 without reruns)
+        if fg.loop_symbols and fg.ops:
             from kpredict.symbolic import rerun, symbolic_report
 
             report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict))

@@ -103,7 +103,10 @@ class Scheduler:
         self.conf = conf
         self.ops = {op.oid: op for op in fg.ops}
         self._gids = itertools.count()
-        self._stmap = {vid: v.storage for vid, v in fg.values.items()}  # value id -> storage, looked up often
+        self._stmap = stmap = {vid: v.storage for vid, v in fg.values.items()}  # value id -> storage
+        # per op, the storages it reads and writes: every pass below walks these, millions of times
+        self.ins = {op.oid: tuple([stmap.get(v, v) for v in op.inputs]) for op in fg.ops}
+        self.outs = {op.oid: tuple([stmap.get(v, v) for v in op.outputs + op.mutates]) for op in fg.ops}
 
     def _st(self, vid: int) -> int:
         return self._stmap.get(vid, vid)
@@ -115,8 +118,8 @@ class Scheduler:
         deps: dict[int, set[int]] = {}
         for op in ops:
             d: set[int] = set()
-            for vid in op.inputs:
-                w = last.get(self._st(vid))
+            for st in self.ins[op.oid]:
+                w = last.get(st)
                 if w is not None:
                     d.add(w)
             deps[op.oid] = d
@@ -124,8 +127,8 @@ class Scheduler:
                 continue
             if op.category == "sync":
                 continue
-            for vid in op.outputs + op.mutates:
-                last[self._st(vid)] = op.oid
+            for st in self.outs[op.oid]:
+                last[st] = op.oid
         return deps, last
 
     def live_ops(self, ops: list[Op], deps: dict[int, set[int]], last: dict[int, int]) -> set[int]:
@@ -282,8 +285,9 @@ class Scheduler:
             pos[op.oid] = i
             if op.category in ("view", "alloc", "noop") or op.free_reason:
                 continue
-            for vid in op.inputs:
-                reads.setdefault(self._st(vid), []).append((i, op.graph, op.category == "sync"))
+            entry = (i, op.graph, op.category == "sync")
+            for st in self.ins[op.oid]:
+                reads.setdefault(st, []).append(entry)
         self._read_index_cache = (pos, reads)
         return pos, reads
 
@@ -455,13 +459,13 @@ class Scheduler:
         for op in self.fg.ops[lo:hi + 1]:
             if op.category in ("view", "alloc", "noop") or op.free_reason:
                 continue
-            for vid in op.inputs:
-                w = writer.get(self._st(vid))
+            for st in self.ins[op.oid]:
+                w = writer.get(st)
                 if w is not None and w != op.oid:
                     out[w].add(op.oid if (op.oid in nodes and op.graph == gi) else -1)
             if op.oid in nodes:
-                for vid in op.outputs + op.mutates:
-                    writer[self._st(vid)] = op.oid
+                for st in self.outs[op.oid]:
+                    writer[st] = op.oid
         for st, w in writer.items():
             rs = reads.get(st)
             if rs and rs[-1][0] > hi:
@@ -496,7 +500,7 @@ class Scheduler:
         """The storages a group's nodes read (memoized per group id)."""
         s = memo.get(g.gid)
         if s is None:
-            s = {self._st(vid) for o in g.nodes for vid in nodes[o].op.inputs}
+            s = {st for o in g.nodes for st in self.ins[o]}
             memo[g.gid] = s
         return s
 
@@ -611,9 +615,9 @@ class Scheduler:
             if op.graph == gi and op.oid not in member and op.category != "sync":
                 continue  # dead in this graph
             gid = member.get(op.oid)
-            for vid in op.inputs:
-                st = self._st(vid)
-                consumers.setdefault(st, set()).add(gid if (gid is not None and op.graph == gi) else -1)
+            reader = gid if (gid is not None and op.graph == gi) else -1
+            for st in self.ins[op.oid]:
+                consumers.setdefault(st, set()).add(reader)
         returned = {self._st(v) for v in self.fg.returns}
         input_st = {self._st(v) for v in self.fg.inputs}
         order = sorted(groups.values(), key=lambda g: min(g.nodes))
@@ -635,13 +639,11 @@ class Scheduler:
             writes: list[int] = []
             written_here: set[int] = set()
             for op in sorted(gops, key=lambda o: o.oid):
-                for vid in op.inputs:
-                    st = self._st(vid)
+                for st in self.ins[op.oid]:
                     w = writer_group.get(st)
                     if st not in written_here and st not in reads and w != g.gid:
                         reads.append(st)
-                for vid in op.outputs + op.mutates:
-                    st = self._st(vid)
+                for st in self.outs[op.oid]:
                     written_here.add(st)
                     writer_group[st] = g.gid
             for st in sorted(written_here):
