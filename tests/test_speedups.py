@@ -383,3 +383,16 @@ def test_moved_op_keeps_every_other_field() -> None:
     assert (other.oid, other.inputs, other.outputs, other.mutates, other.graph, other.via) == (99, (1,), (2,), (3,), 7, ("f",))
     assert dataclasses.replace(other, oid=op.oid, inputs=op.inputs, outputs=op.outputs, mutates=op.mutates,
                                graph=op.graph, via=op.via, span=op.span) == op
+
+
+def test_long_pure_python_work_is_left_and_noted() -> None:
+    """20,000 statements in a row without tensor work (each loop too short for the loop rule) stop
+    the analysis, with a note; tensor work before it is kept."""
+    src = ("import torch\n\n\ndef helper(n):\n    t = 0\n    for i in range(120):\n        t += i\n        t -= 1\n"
+           "    return t\n\n\n"
+           "# kpredict: example x=randn(8)\ndef f(x):\n    y = x * 2\n    total = 0\n    for j in range(125):\n"
+           "        total += helper(j)\n    return y + total\n")
+    r = analyze_source(src, "idle2.py", Settings())
+    fn = next(f for f in r.functions if f.qualname == "f")
+    assert fn.eager.kernels == 1  # x * 2; the add after the long pure-Python loop is not reached
+    assert any("no tensor work in 20,000 statements" in a for a in fn.assumptions)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kpredict.frontend.interp import FILE_STEPS, Frame, Interpreter, Shared, _Budget, _Break, _Continue, _Return, _span
+from kpredict.frontend.interp import (
+    FILE_STEPS, IDLE_STEPS, Frame, Interpreter, Shared, _Budget, _Break, _Continue, _Idle, _Return, _span,
+)
 from kpredict.frontend.parse import ModuleInfo
 from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, Py, Seq, TensorRef
 from kpredict.ir import FunctionGraph, Span, TensorMeta
@@ -63,6 +65,10 @@ def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: 
         try:
             it.exec_stmt(stmt, frame)
         except (_Return, _Break, _Continue):
+            break
+        except _Idle:
+            it.assume(f"module-level code: no tensor work in {IDLE_STEPS:,} statements in a row; the rest is not "
+                      "followed")
             break
         except _Budget:
             it.assume("module-level code too large to follow; figures cover its first part")
@@ -180,6 +186,9 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
             if qualname.endswith(".__init__") and not args and not kwargs:
                 kwargs = init_kwargs(it, module, qualname, inits.get(qualname))
             ret = it.run_function(qualname, args, kwargs, bound=bound, node=fdef, describe=True)
+        except _Idle:
+            it.assume(f"no tensor work in {IDLE_STEPS:,} statements in a row: the rest of the function (pure "
+                      "Python) is not followed", force=True)
         except _Budget:
             it.assume("function too large to follow; figures cover its first part", force=True)
         except (_Break, _Continue, _Return):

@@ -38,6 +38,11 @@ MAX_STEPS = 150_000
 # about 230,000
 FILE_STEPS = 1_000_000
 IDLE_ITERATIONS = 128  # loop iterations in a row without tensor work after which a loop is left
+# statements in a row without tensor work after which an analysis stops: pure-Python code (a
+# debugger's command loop, a test of long integers) that ran to MAX_STEPS cost seconds per function;
+# the longest such run followed by tensor work on 170 transformers files is about 4,300 statements
+IDLE_STEPS = 20_000
+IDLE_CHECK = 1_000  # statements between two looks at the tensor work done
 MAX_WHILE_BUILDING = 64  # while-loop iterations followed while constructing (nothing is recorded there)
 
 _BINOP = {
@@ -105,6 +110,10 @@ class _Continue(Exception):
 
 class _Budget(Exception):
     pass
+
+
+class _Idle(_Budget):
+    """IDLE_STEPS statements in a row without tensor work: pure-Python code, not followed further."""
 
 
 @dataclass(slots=True)
@@ -268,6 +277,9 @@ class Interpreter(ObjectModel):
         self.compiled_funcs: set[str] = set()
         self.region: int | None = None  # id of the torch.compile'd call being interpreted, if any
         self.steps_left = MAX_STEPS
+        self.idle_check = MAX_STEPS  # steps_left at which tensor work is looked at next
+        self.idle_mark: tuple[int, int, int] | None = None
+        self.idle_steps = 0
         self.anchor: ast.AST | None = None  # call site that ops of torch.nn catalogue code are reported at
         self.active: set[tuple] = set()  # (module, qualname, bound) being run: the recursion guard
         self.only: str | None = None  # inside `with __kp_only__("eager"|"compiled")` of catalogue code
@@ -504,8 +516,10 @@ class Interpreter(ObjectModel):
 
     def exec_stmt(self, s: ast.stmt, frame: Frame) -> None:
         self.steps_left -= 1
-        if self.steps_left < 0:
-            raise _Budget()
+        if self.steps_left <= self.idle_check:
+            if self.steps_left < 0:
+                raise _Budget()
+            self.look_for_work()
         if isinstance(s, ast.Expr):
             self.ev(s.value, frame)
         elif isinstance(s, ast.Assign):
@@ -763,6 +777,18 @@ class Interpreter(ObjectModel):
                 self.assume(f"line {s.lineno}: loop does no tensor work; left after {IDLE_ITERATIONS} iterations")
                 return
         self.exec_block(s.orelse, frame)
+
+    def look_for_work(self) -> None:
+        """Every IDLE_CHECK statements: stop (_Idle) after IDLE_STEPS of them in a row recorded
+        without tensor work; statements run while constructing objects do not count."""
+        self.idle_check = max(self.steps_left - IDLE_CHECK, -1)  # and at -1: the budget is spent
+        now = self.activity()
+        if not self.recording or now != self.idle_mark:
+            self.idle_mark, self.idle_steps = now, 0
+            return
+        self.idle_steps += IDLE_CHECK
+        if self.idle_steps >= IDLE_STEPS:
+            raise _Idle()
 
     def activity(self) -> tuple[int, int, int]:
         """What tensor work has happened so far: ops recorded, tensors made, graph breaks."""
