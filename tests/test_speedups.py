@@ -343,8 +343,9 @@ def test_layers_sharing_a_config_are_built_once(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(objects.ObjectModel, "_construct", construct)
     r = analyze_source(TRICKY["shared_config_and_casts"], "m.py", Settings())
     assert r.error is None and {f.qualname for f in r.functions} >= {"Model.forward", "Model.first"}
-    # Model.forward and Model.first each need a Model: the second is the first one again
-    assert built.count("Model") == 1, built.count("Model")
+    # Model.forward and Model.first each need a Model: the one Model.__init__'s analysis built (or,
+    # when that analysis noted something building would not, the first one built) serves both
+    assert built.count("Model") <= 1, built.count("Model")
 
 
 def test_equal_builds_are_copied(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -396,3 +397,27 @@ def test_long_pure_python_work_is_left_and_noted() -> None:
     fn = next(f for f in r.functions if f.qualname == "f")
     assert fn.eager.kernels == 1  # x * 2; the add after the long pure-Python loop is not reached
     assert any("no tensor work in 20,000 statements" in a for a in fn.assumptions)
+
+
+def test_an_init_analysis_builds_self_for_the_methods(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The object `C.__init__`'s own analysis built is `self` for C's methods, unless recording made
+    a difference (here: Logged.__init__'s analysis notes a loop count it does not know)."""
+    src = TRICKY["layers_and_heads"] + (
+        "\n\nclass Logged(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.lin = nn.Linear(16, 16)\n        for _ in range(unknown_count()):\n            pass\n\n"
+        "    # kpredict: example x=randn(2, 16)\n    def forward(self, x):\n        return self.lin(x)\n")
+    built: list[str] = []
+    real_construct = objects.ObjectModel._construct
+
+    def construct(self, c, *a, **k):  # noqa: ANN001, ANN202
+        built.append(c.name)
+        return real_construct(self, c, *a, **k)
+
+    monkeypatch.setattr(objects.ObjectModel, "_construct", construct)
+    r = analyze_source(src, "m.py", Settings())
+    assert r.error is None
+    # Model.__init__'s analysis built the Model that Model.forward and set_head use; the one inside
+    # the heads is built once (as a part, it is built without describing its defaults)
+    assert built.count("Model") == 1, built
+    assert built.count("Logged") == 1  # its __init__ analysis noted the loop: built again for forward
+    _compare(src, "m.py", monkeypatch)

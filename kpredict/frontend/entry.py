@@ -183,9 +183,13 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
             elif "." in qualname and not static:
                 bound = _self_for(it, qualname, module, inits.get(qualname))
             args, kwargs = _arguments(it, qualname, fdef, call_sites, examples or {})
+            as_built = False
             if qualname.endswith(".__init__") and not args and not kwargs:
                 kwargs = init_kwargs(it, module, qualname, inits.get(qualname))
+                as_built = bound is not None
             ret = it.run_function(qualname, args, kwargs, bound=bound, node=fdef, describe=True)
+            if as_built:
+                _keep_as_built(it, bound, kwargs)
         except _Idle:
             it.assume(f"no tensor work in {IDLE_STEPS:,} statements in a row: the rest of the function (pure "
                       "Python) is not followed", force=True)
@@ -202,6 +206,23 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
         if not fg.returns and not (isinstance(ret, Py) and ret.value is None):
             fg.returns = _leaves(fg)  # what it returns is not known: keep every final result live
         yield fg
+
+
+def _keep_as_built(it: Interpreter, inst: object, kwargs: dict[str, object]) -> None:
+    """An `__init__` analyzed on a bare instance built it as `C(**kwargs)` would: when recording made
+    no difference (no op, no unknown call, no graph break, no note that building would not make),
+    the object is kept for the file's later analyses, and `self` of C's methods is not built again."""
+    fg = it.fg
+    if fg.ops or fg.unknowns or fg.graph_breaks or it.unlike_building or not isinstance(inst, Instance):
+        return
+    memo = it.shared.constructed
+    key = memo.key(ClassRef(inst.cls, inst.mod), [], kwargs, True)
+    if key is None or memo.entries.get(key):
+        return
+    from kpredict.frontend.objects import reachable
+
+    memo.put(key, inst, ([], kwargs), list(fg.assumptions), [], list(fg.loop_symbols),
+             shared={id(o) for o in reachable(*kwargs.values())})
 
 
 def _leaves(fg: FunctionGraph) -> list[int]:

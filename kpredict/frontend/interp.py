@@ -280,6 +280,9 @@ class Interpreter(ObjectModel):
         self.idle_check = MAX_STEPS  # steps_left at which tensor work is looked at next
         self.idle_mark: tuple[int, int, int] | None = None
         self.idle_steps = 0
+        # set when recording made a difference that building the same object would not make (a note
+        # that is not forced, an unknown call, a graph break, a long while-loop): see entry.build_all
+        self.unlike_building = False
         self.anchor: ast.AST | None = None  # call site that ops of torch.nn catalogue code are reported at
         self.active: set[tuple] = set()  # (module, qualname, bound) being run: the recursion guard
         self.only: str | None = None  # inside `with __kp_only__("eager"|"compiled")` of catalogue code
@@ -369,6 +372,7 @@ class Interpreter(ObjectModel):
     def graph_break(self, node: ast.AST, reason: str) -> None:
         if not self.recording:
             return
+        self.unlike_building = True
         if self.stack and self.stack[0] == "<module>" and self.region is None:
             return  # top-level code outside a compiled call is not a compiled graph
         self.fg.graph_breaks.append(GraphBreak(getattr(self.anchor or node, "lineno", 0), reason))
@@ -376,11 +380,14 @@ class Interpreter(ObjectModel):
 
     def unknown(self, node: ast.AST | None, name: str) -> None:
         if self.recording:
+            self.unlike_building = True
             u = UnknownOp(getattr(self.anchor or node, "lineno", 0), name)
             if u not in self.fg.unknowns:
                 self.fg.unknowns.append(u)
 
     def assume(self, text: str, force: bool = False) -> None:
+        if self.recording and not force:
+            self.unlike_building = True
         if (self.recording or force) and text not in self.fg.assumptions:
             self.fg.assumptions.append(text)
 
@@ -803,7 +810,9 @@ class Interpreter(ObjectModel):
 
     def exec_while(self, s: ast.While, frame: Frame) -> None:
         idle, mark = 0, self.activity()
-        for _ in range(self.settings.max_unroll if self.recording else MAX_WHILE_BUILDING):
+        for n in range(self.settings.max_unroll if self.recording else MAX_WHILE_BUILDING):
+            if n == MAX_WHILE_BUILDING:
+                self.unlike_building = True
             idle, mark = self.idle_step(idle, mark)
             if idle > IDLE_ITERATIONS:
                 self.assume(f"line {s.lineno}: loop does no tensor work; left after {IDLE_ITERATIONS} iterations")
