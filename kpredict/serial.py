@@ -21,7 +21,7 @@ from functools import lru_cache
 from kpredict import ir
 from kpredict.ir import FileReport
 
-FORMAT = "kpredict/cache-report/v1"
+FORMAT = "kpredict/cache-report/v2"
 _TYPE = "__type__"  # marks an instance of a subclass defined outside kpredict.ir
 _NOT_SERIALIZED = frozenset({"graph"})
 
@@ -41,11 +41,31 @@ def _to_plain(v: object) -> object:
     return _to_plain_general(v)
 
 
+def _op_row_to_list(r: ir.OpRow) -> list:
+    s = r.span
+    return [s.line, s.col, s.end_line, s.end_col, r.op, r.kind, r.kernels, r.reads, r.writes, r.group]
+
+
+def _op_row_from_list(v: list) -> ir.OpRow:
+    line, col, end_line, end_col, op, kind, kernels, reads, writes, group = v
+    return ir.OpRow(ir.Span(line, col, end_line, end_col), op, kind, kernels, reads, writes, group)
+
+
+# Rows, not dicts, for the one type there are hundreds of thousands of (a function's op table): a warm
+# run spent 85% of its time building OpRows and their Spans from dicts. The list is the fields in order,
+# the span flattened; a field added to OpRow must be added here (tests/test_serial.py round-trips it).
+_ROWS: dict[type, tuple[typing.Callable[[typing.Any], list], typing.Callable[[typing.Any], object]]] = {
+    ir.OpRow: (_op_row_to_list, _op_row_from_list),
+}
+
+
 @lru_cache(maxsize=None)
-def _encoder(cls: type) -> typing.Callable[[object], dict] | None:
+def _encoder(cls: type) -> typing.Callable[[object], object] | None:
     """`_to_plain` for one dataclass (None for other types), its field names looked up once: a cold
     run writes every report to the cache, and asking dataclasses for the fields of millions of ops
     cost 15% of it."""
+    if cls in _ROWS:
+        return _ROWS[cls][0]
     if not dataclasses.is_dataclass(cls):
         return None
     names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _NOT_SERIALIZED)
@@ -130,6 +150,8 @@ def _from_plain(tp: object, v: object) -> object:
     if origin is dict:
         kt, vt = typing.get_args(tp) or (str, object)
         return {k: _from_plain(vt, x) for k, x in v.items()}  # type: ignore[union-attr]
+    if tp in _ROWS:
+        return _ROWS[tp][1](v)  # type: ignore[index]
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if isinstance(v, dict) and _TYPE in v:
             tp = _tagged_class(v[_TYPE], tp)
@@ -193,6 +215,8 @@ def _converter(tp: object) -> typing.Callable[[object], object]:
         _, vt = typing.get_args(tp) or (str, object)
         c = _converter(vt)
         return lambda v: None if v is None else {k: c(x) for k, x in v.items()}  # type: ignore[union-attr]
+    if tp in _ROWS:
+        return _ROWS[tp][1]  # type: ignore[index]  # (a row is never None: no field holds an optional OpRow)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _DataclassConverter(tp)
     return _identity

@@ -535,6 +535,21 @@ def test_serial_round_trip_on_fixtures() -> None:
     assert n > 40
 
 
+def test_op_rows_are_stored_as_rows_with_every_field() -> None:
+    """OpRow is written as a list (hot: hundreds of thousands per repository); a field added to OpRow
+    that the row layout forgot would be lost silently, so every field gets a distinct value here."""
+    import dataclasses
+
+    from kpredict.ir import FileReport, Figures, CompiledFigures, FunctionReport, OpRow, Span
+
+    assert [f.name for f in dataclasses.fields(OpRow)] == ["span", "op", "kind", "kernels", "reads", "writes", "group"]
+    row = OpRow(Span(3, 4, 5, 6), "aten.add", "pointwise", 7, 8, 9, None)
+    fn = FunctionReport("f", 1, Figures(), CompiledFigures(), ops=[row, OpRow(Span(1, 0, 1, 2), "x", "view", 0, 0, 0, 2)])
+    d = file_report_to_dict(FileReport("p.py", functions=[fn]))
+    assert d["functions"][0]["ops"][0] == [3, 4, 5, 6, "aten.add", "pointwise", 7, 8, 9, None]
+    assert file_report_from_dict(json.loads(json.dumps(d))) == FileReport("p.py", functions=[fn])
+
+
 def test_small_input_starts_no_pool(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import kpredict.parallel as par
 
