@@ -399,6 +399,21 @@ def test_long_pure_python_work_is_left_and_noted() -> None:
     assert any("no tensor work in 20,000 statements" in a for a in fn.assumptions)
 
 
+def test_a_while_loop_that_never_ends_statically_is_noted() -> None:
+    """`while True:` whose only exit is an exception: counted for max_unroll iterations, and said so
+    (it was counted silently: unittest/util.py's sorted_list_difference showed 16,384 kernels)."""
+    src = ("import torch\n\n\n# kpredict: example x=randn(8)\ndef f(x):\n    i = 0\n    while True:\n"
+           "        try:\n            x = x * 2\n            i += 1\n        except IndexError:\n            break\n"
+           "    return x\n")
+    r = analyze_source(src, "forever.py", Settings(max_unroll=16))
+    (fn,) = r.functions
+    assert fn.eager.kernels == 16
+    assert any("line 7: while-loop did not end within 16 iterations" in a for a in fn.assumptions)
+    done = analyze_source(src.replace("while True:", "while i < 3:"), "ends.py", Settings(max_unroll=16))
+    assert done.functions[0].eager.kernels == 3
+    assert not any("did not end" in a for a in done.functions[0].assumptions)
+
+
 def test_an_init_analysis_builds_self_for_the_methods(monkeypatch: pytest.MonkeyPatch) -> None:
     """The object `C.__init__`'s own analysis built is `self` for C's methods, unless recording made
     a difference (here: Logged.__init__'s analysis notes a loop count it does not know)."""

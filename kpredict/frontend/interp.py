@@ -830,6 +830,10 @@ class Interpreter(ObjectModel):
                 pass
             if cond is None:
                 return
+        # ran out of iterations without leaving (an exit only through an exception or a branch whose
+        # condition is not known): say so, as a for-loop over too many items does
+        self.assume(f"line {s.lineno}: while-loop did not end within {self.settings.max_unroll} iterations; "
+                    f"its count is not known statically and the figures count {self.settings.max_unroll}")
 
     def truth(self, v: object, node: ast.AST) -> bool | None:
         if isinstance(v, Py):
