@@ -53,7 +53,8 @@ def _op_row_from_list(v: list) -> ir.OpRow:
 
 # Rows, not dicts, for the one type there are hundreds of thousands of (a function's op table): a warm
 # run spent 85% of its time building OpRows and their Spans from dicts. The list is the fields in order,
-# the span flattened; a field added to OpRow must be added here (tests/test_serial.py round-trips it).
+# the span flattened; a field added to OpRow must be added here (tests/test_robustness.py
+# test_op_rows_are_stored_as_rows_with_every_field fails until it is).
 _ROWS: dict[type, tuple[typing.Callable[[typing.Any], list], typing.Callable[[typing.Any], object]]] = {
     ir.OpRow: (_op_row_to_list, _op_row_from_list),
 }

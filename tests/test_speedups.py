@@ -295,23 +295,30 @@ def test_tricky_programs_same_with_and_without_shortcuts(name: str, monkeypatch:
     _compare(TRICKY[name], f"{name}.py", monkeypatch)
 
 
-def test_layers_are_replayed_and_heads_reuse_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The shortcuts are taken (else the comparisons above would prove nothing)."""
-    replays: list[str] = []
+def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the classes the object model builds from here on (memo hits and copies not counted)."""
     built: list[str] = []
-    real_replay = summaries.Summaries.replay
     real_construct = objects.ObjectModel._construct
-
-    def replay(self, it, s, leaves, node):  # noqa: ANN001, ANN202
-        replays.append(it.fg.qualname)
-        return real_replay(self, it, s, leaves, node)
 
     def construct(self, c, *a, **k):  # noqa: ANN001, ANN202
         built.append(c.name)
         return real_construct(self, c, *a, **k)
 
-    monkeypatch.setattr(summaries.Summaries, "replay", replay)
     monkeypatch.setattr(objects.ObjectModel, "_construct", construct)
+    return built
+
+
+def test_layers_are_replayed_and_heads_reuse_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shortcuts are taken (else the comparisons above would prove nothing)."""
+    replays: list[str] = []
+    built = _count_builds(monkeypatch)
+    real_replay = summaries.Summaries.replay
+
+    def replay(self, it, s, leaves, node):  # noqa: ANN001, ANN202
+        replays.append(it.fg.qualname)
+        return real_replay(self, it, s, leaves, node)
+
+    monkeypatch.setattr(summaries.Summaries, "replay", replay)
     r = analyze_source(TRICKY["layers_and_heads"], "m.py", Settings())
     assert r.error is None
     # layers 2 and 4 replay layer 0, layer 3 replays layer 1 (layer_idx parity decides the path)
@@ -333,14 +340,7 @@ def test_idle_loops_are_left_and_noted() -> None:
 
 def test_layers_sharing_a_config_are_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A config every layer refers to does not stop the layers from being reused by the next analysis."""
-    built: list[str] = []
-    real_construct = objects.ObjectModel._construct
-
-    def construct(self, c, *a, **k):  # noqa: ANN001, ANN202
-        built.append(c.name)
-        return real_construct(self, c, *a, **k)
-
-    monkeypatch.setattr(objects.ObjectModel, "_construct", construct)
+    built = _count_builds(monkeypatch)
     r = analyze_source(TRICKY["shared_config_and_casts"], "m.py", Settings())
     assert r.error is None and {f.qualname for f in r.functions} >= {"Model.forward", "Model.first"}
     # Model.forward and Model.first each need a Model: the one Model.__init__'s analysis built (or,
@@ -421,14 +421,7 @@ def test_an_init_analysis_builds_self_for_the_methods(monkeypatch: pytest.Monkey
         "\n\nclass Logged(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.lin = nn.Linear(16, 16)\n        for _ in range(unknown_count()):\n            pass\n\n"
         "    # kpredict: example x=randn(2, 16)\n    def forward(self, x):\n        return self.lin(x)\n")
-    built: list[str] = []
-    real_construct = objects.ObjectModel._construct
-
-    def construct(self, c, *a, **k):  # noqa: ANN001, ANN202
-        built.append(c.name)
-        return real_construct(self, c, *a, **k)
-
-    monkeypatch.setattr(objects.ObjectModel, "_construct", construct)
+    built = _count_builds(monkeypatch)
     r = analyze_source(src, "m.py", Settings())
     assert r.error is None
     # Model.__init__'s analysis built the Model that Model.forward and set_head use; the one inside

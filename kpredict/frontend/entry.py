@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from kpredict.frontend.interp import (
     FILE_STEPS, IDLE_STEPS, Frame, Interpreter, Shared, _Budget, _Break, _Continue, _Idle, _Return, _span,
 )
+from kpredict.frontend.objects import reachable
 from kpredict.frontend.parse import ModuleInfo
 from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, Py, Seq, TensorRef
 from kpredict.ir import FunctionGraph, Span, TensorMeta
@@ -219,8 +220,6 @@ def _keep_as_built(it: Interpreter, inst: object, kwargs: dict[str, object]) -> 
     key = memo.key(ClassRef(inst.cls, inst.mod), [], kwargs, True)
     if key is None or memo.entries.get(key):
         return
-    from kpredict.frontend.objects import reachable
-
     memo.put(key, inst, ([], kwargs), list(fg.assumptions), [], list(fg.loop_symbols),
              shared={id(o) for o in reachable(*kwargs.values())})
 
