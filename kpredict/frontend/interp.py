@@ -271,6 +271,7 @@ class Interpreter(ObjectModel):
         self.fg = fg
         self.call_sites = call_sites if call_sites is not None else {}
         self.module_env = module_env if module_env is not None else {}
+        self.evaluating: set[tuple[str | None, str]] = set()  # module constants being evaluated (lookup)
         self.graph = 0
         self.stack: list[str] = []
         self.recording = True
@@ -995,8 +996,13 @@ class Interpreter(ObjectModel):
             return FuncRef(name, mod=frame.mod)
         if name in info.classes:
             return ClassRef(name, frame.mod)
-        if name in info.constants:
-            return self.ev(info.constants[name], frame)
+        if name in info.constants and (frame.mod, name) not in self.evaluating:
+            # `out = (x, out)` names itself: evaluated once, the inner `out` is unknown
+            self.evaluating.add((frame.mod, name))
+            try:
+                return self.ev(info.constants[name], frame)
+            finally:
+                self.evaluating.discard((frame.mod, name))
         if name in ("True", "False", "None"):
             return Py({"True": True, "False": False, "None": None}[name])
         if name in _PY_BUILTINS:
