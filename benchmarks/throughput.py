@@ -15,7 +15,9 @@ Measurements, each in a fresh child process so that memory figures do not mix:
   kpredict warm -j1 / -jN   the same again, every file a cache hit
 
 Per measurement: files, lines, wall seconds, CPU seconds (user+sys of the process and its workers),
-lines per second (wall), and peak RSS (the largest single process; for -jN also parent + workers).
+lines per second (wall), peak RSS (the largest single process; for -jN also parent + workers), and
+how many files kpredict left out as not PyTorch code (no torch import reached; `--all-files` here
+analyzes them too, as `kpredict --all-files` does).
 Then the goals of issue 6 with PASS/FAIL: cold on one core <= 2x libcst's parse; warm < 10% of cold;
 peak memory < 1 GiB; no crashes ("internal error"); on transformers >= 90% of `forward` methods get a
 prediction (a function report with at least one op, or kernels > 0).
@@ -23,6 +25,7 @@ prediction (a function report with at least one op, or kernels > 0).
   python benchmarks/throughput.py                 # both corpora, whole (several minutes)
   python benchmarks/throughput.py --limit 200     # 200 files per corpus, spread evenly
   python benchmarks/throughput.py --corpus stdlib --json out.json
+  python benchmarks/throughput.py --corpus stdlib --all-files --skip-libcst   # every file interpreted
 """
 
 from __future__ import annotations
@@ -118,7 +121,7 @@ def _usage() -> dict:
     }
 
 
-def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None) -> dict:
+def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None, all_files: bool = False) -> dict:
     """Runs in a child process: one measurement, returned as a dict."""
     failures = 0
     stats: dict = {}
@@ -143,11 +146,12 @@ def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None) -> di
         from kpredict.cache import Cache
         from kpredict.settings import Settings
 
-        settings = Settings()
+        settings = Settings(all_files=all_files)
         cache = Cache(cache_dir, settings) if cache_dir else None
         crashes: list[str] = []
-        errors = functions = forwards = predicted = 0
+        errors = functions = forwards = predicted = skipped = 0
         for r in analyze_paths(files, settings, jobs=jobs, cache=cache):
+            skipped += r.skipped is not None
             if r.error:
                 errors += 1
                 if r.error.startswith("internal error"):
@@ -160,7 +164,7 @@ def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None) -> di
                     if fn.ops or (isinstance(k, str) and k not in ("", "0")) or (isinstance(k, int) and k > 0):
                         predicted += 1
         failures = errors
-        stats = {"crashes": crashes, "functions": functions, "forwards": forwards, "forwards_predicted": predicted,
+        stats = {"crashes": crashes, "skipped": skipped, "functions": functions, "forwards": forwards, "forwards_predicted": predicted,
                  "cache_hits": cache.hits if cache and jobs == 1 else None}
     wall = time.perf_counter() - t0
     return {"mode": mode, "jobs": jobs, "wall_s": wall, "failures": failures, **_usage(), **stats}
@@ -169,9 +173,10 @@ def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None) -> di
 # ------------------------------------------------------------------------------------- parent side
 
 
-def run_child(mode: str, files: list[str], jobs: int, cache_dir: str | None, timeout: float) -> dict:
+def run_child(mode: str, files: list[str], jobs: int, cache_dir: str | None, timeout: float,
+              all_files: bool = False) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump({"mode": mode, "files": files, "jobs": jobs, "cache_dir": cache_dir}, fh)
+        json.dump({"mode": mode, "files": files, "jobs": jobs, "cache_dir": cache_dir, "all_files": all_files}, fh)
         spec = fh.name
     try:
         res = subprocess.run([sys.executable, __file__, "--_child", spec], capture_output=True, text=True,
@@ -187,7 +192,8 @@ def fmt_bytes(n: float) -> str:
     return f"{n / (1 << 20):.0f} MiB"
 
 
-def bench_corpus(name: str, files: list[str], label: str, jobs: int, timeout: float, skip_libcst: bool) -> dict:
+def bench_corpus(name: str, files: list[str], label: str, jobs: int, timeout: float, skip_libcst: bool,
+                 all_files: bool = False) -> dict:
     lines = count_lines(files)
     print(f"\n## {name}: {label}\n{len(files)} files, {lines:,} lines", flush=True)
     cache_1 = tempfile.mkdtemp(prefix="kpredict-bench-cache1-")
@@ -205,13 +211,14 @@ def bench_corpus(name: str, files: list[str], label: str, jobs: int, timeout: fl
     rows: dict[str, dict] = {}
     try:
         for title, mode, j, cache_dir in plan:
-            r = run_child(mode, files, j, cache_dir, timeout)
+            r = run_child(mode, files, j, cache_dir, timeout, all_files)
             r["lines_per_s"] = lines / r["wall_s"] if r["wall_s"] else float("inf")
             r["peak_rss"] = max(r["rss_self"], r["rss_child"])
             r["peak_rss_all"] = r["rss_self"] + (r["rss_child"] * j if j > 1 else 0)
             rows[title] = r
+            left = f"  {r['skipped']} files not PyTorch code" if r.get("skipped") else ""
             print(f"  {title:<20} {r['wall_s']:8.1f} s wall {r['cpu_s']:8.1f} s cpu {r['lines_per_s']:>10,.0f} lines/s"
-                  f"  peak {fmt_bytes(r['peak_rss'])}", flush=True)
+                  f"  peak {fmt_bytes(r['peak_rss'])}{left}", flush=True)
     finally:
         shutil.rmtree(cache_1, ignore_errors=True)
         shutil.rmtree(cache_n, ignore_errors=True)
@@ -220,13 +227,15 @@ def bench_corpus(name: str, files: list[str], label: str, jobs: int, timeout: fl
 
 def table(result: dict, jobs: int) -> str:
     out = [f"{result['corpus']}: {result['label']}: {result['files']:,} files, {result['lines']:,} lines", "",
-           "| measurement | wall s | CPU s | lines/s (wall) | peak RSS | files failed |",
-           "|---|---:|---:|---:|---:|---:|"]
+           "| measurement | wall s | CPU s | lines/s (wall) | peak RSS | files failed | not PyTorch code |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
     for title, r in result["rows"].items():
         peak = fmt_bytes(r["peak_rss"])
         if r["jobs"] > 1:
             peak += f" (all processes <= {fmt_bytes(r['peak_rss_all'])})"
-        out.append(f"| {title} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['lines_per_s']:,.0f} | {peak} | {r['failures']} |")
+        left = r.get("skipped", "")
+        out.append(f"| {title} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['lines_per_s']:,.0f} | {peak} | {r['failures']} "
+                   f"| {left} |")
     return "\n".join(out)
 
 
@@ -264,6 +273,8 @@ def main() -> None:
     ap.add_argument("-j", "--jobs", type=int, default=None, help="workers for the parallel runs (default: all cores)")
     ap.add_argument("--wheel", default=None, help="a local transformers-*.whl instead of pip download")
     ap.add_argument("--skip-libcst", action="store_true")
+    ap.add_argument("--all-files", action="store_true",
+                    help="analyze files that reach no torch import too (kpredict --all-files)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per measurement")
     ap.add_argument("--json", dest="json_out", default=None, help="write all figures here")
     ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
@@ -274,7 +285,8 @@ def main() -> None:
         limit = int(os.environ.get("KPREDICT_BENCH_MAX_BYTES", 8 * GiB))
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         spec = json.loads(Path(args._child).read_text())
-        print(json.dumps(measure(spec["mode"], spec["files"], spec["jobs"], spec["cache_dir"])))
+        print(json.dumps(measure(spec["mode"], spec["files"], spec["jobs"], spec["cache_dir"],
+                                 spec.get("all_files", False))))
         return
 
     sys.path.insert(0, str(REPO))
@@ -287,7 +299,7 @@ def main() -> None:
     for name in corpora:
         files, label = transformers_files(args.wheel) if name == "transformers" else stdlib_files()
         files = spread(files, args.limit)
-        res = bench_corpus(name, files, label, jobs, args.timeout, args.skip_libcst)
+        res = bench_corpus(name, files, label, jobs, args.timeout, args.skip_libcst, args.all_files)
         res["goals"] = goals(res, jobs)
         results.append(res)
     print("\n# Results\n")

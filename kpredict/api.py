@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from kpredict.frontend.interp import build_graphs
 from kpredict.frontend.parse import ParseError, parse_module
+from kpredict.frontend.relevance import TorchRelevance
 from kpredict.ir import FileReport, FunctionReport
 from kpredict.lint.config import LintConfig
 from kpredict.models.eager import eager_kernels
@@ -23,6 +24,8 @@ from kpredict.walk import split_target  # noqa: F401 - re-exported: 'file.py::Qu
 
 if TYPE_CHECKING:
     from kpredict.cache import Cache
+
+NOT_TORCH = "not PyTorch code: no torch import in the file or in the tree's modules it imports (--all-files analyzes it)"
 
 
 def analyze_source(
@@ -44,6 +47,8 @@ def analyze_source(
         module = parse_module(source, path)
     except ParseError as e:
         return FileReport(path=path, error=str(e))
+    if only is None and not settings.all_files and not TorchRelevance().uses_torch(module):
+        return FileReport(path=path, skipped=NOT_TORCH)
     functions: list[FunctionReport] = []
 
     def predict(fg, s: Settings) -> FunctionReport:  # noqa: ANN001

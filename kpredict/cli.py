@@ -52,21 +52,25 @@ def main() -> None:
               help="Module mode assumed for nn.Module code (self.training, Dropout, BatchNorm).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--dim", "dims", multiple=True, metavar="NAME=INT", help="Value for a symbolic size (repeatable).")
-@click.option("-v", "--verbose", is_flag=True, help="Show view ops too.")
+@click.option("-v", "--verbose", is_flag=True, help="Show view ops too, and each file left out as not PyTorch code.")
+@click.option("--all-files", is_flag=True,
+              help="Also analyze files that reach no torch import (their untyped parameters taken as tensors).")
 @common_options
 def report(paths: tuple[str, ...], target: str, mode: str, fmt: str, dims: tuple[str, ...], verbose: bool,
-           run: RunOptions) -> None:
+           all_files: bool, run: RunOptions) -> None:
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
     from kpredict.dims import merged_dims
 
     from kpredict.lint.config import ConfigError, Overrides, resolve_for
 
-    settings = Settings(target=target, mode=mode, dims=merged_dims(paths, parse_dims(dims)))
     try:  # the findings shown with the report follow the nearest [tool.kpredict] (as `check` does)
-        lint = resolve_for(paths[0].partition("::")[0], Overrides()).lint
+        resolved = resolve_for(paths[0].partition("::")[0], Overrides())
     except ConfigError as e:
         click.echo(f"kpredict: error: {e}", err=True)
         sys.exit(2)
+    lint = resolved.lint
+    settings = Settings(target=target, mode=mode, dims=merged_dims(paths, parse_dims(dims)),
+                        all_files=all_files or resolved.settings.all_files)
     rep = Report(target=target, files=list(analyze_paths(paths, settings, jobs=run.jobs,
                                                          cache=run.cache(settings, lint), lint=lint)))
     if fmt == "json":

@@ -227,6 +227,7 @@ class FunctionReport:
 class FileReport:
     path: str
     error: str | None = None
+    skipped: str | None = None  # why the file was not analyzed (it is not PyTorch code), one line
     functions: list[FunctionReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 

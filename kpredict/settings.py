@@ -13,6 +13,7 @@ class Settings:
     mode: str = "eval"  # eval | train: module mode assumed for nn.Module code
     dims: tuple[tuple[str, int], ...] = ()  # values for symbolic names (--dim n_layer=12)
     max_unroll: int = 4096  # ops emitted per loop before counting stops being exact
+    all_files: bool = False  # also analyze files that reach no torch import (frontend/relevance.py)
     extra: tuple[tuple[str, str], ...] = field(default=())
 
     def key(self) -> str:

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings as hsettings, strategies as st
 
 from kpredict import api
-from kpredict.api import analyze_file, analyze_paths, analyze_source
+from kpredict.api import NOT_TORCH, analyze_file, analyze_paths, analyze_source
 from kpredict.cache import CACHEDIR_TAG, Cache
 from kpredict.cli import main
 from kpredict.ir import FileReport
@@ -105,7 +105,8 @@ def test_empty_file(tmp_path: Path) -> None:
     p.write_bytes(b"")
     res = cli(["--no-cache", str(p)])
     assert res.returncode == 0 and res.stderr == ""
-    assert analyze_file(p) == FileReport(path=str(p))
+    assert analyze_file(p) == FileReport(path=str(p), skipped=NOT_TORCH)  # nothing in it imports torch
+    assert analyze_file(p, Settings(all_files=True)) == FileReport(path=str(p))
 
 
 def test_large_file_50k_lines(tmp_path: Path) -> None:
@@ -689,7 +690,7 @@ def test_generated_torch_programs_never_raise(src: str, target: str, mode: str) 
            phases=BOUNDED)
 @given(st.binary(max_size=400))
 def test_arbitrary_bytes_never_raise(data: bytes) -> None:
-    r = analyze_source(data, "bytes.py")
+    r = analyze_source(data, "bytes.py", Settings(all_files=True))  # interpreted even without torch
     assert isinstance(r, FileReport)
 
 
@@ -700,7 +701,7 @@ def test_hypothesmith_programs_never_raise() -> None:
                phases=BOUNDED)
     @given(hypothesmith.from_node())
     def check(src: str) -> None:
-        r = analyze_source(src, "gen.py")
+        r = analyze_source(src, "gen.py", Settings(all_files=True))  # interpreted even without torch
         assert isinstance(r, FileReport)
         assert r.error is None or "internal error" not in r.error, (r.error, src)
 
@@ -781,11 +782,14 @@ REGRESSIONS = {
     "idle_loops": "import torch\ndef f(x):\n    n = 0\n    for i in range(60000):\n        n += i\n"
                   "    while n > 0:\n        n -= 1\n    data = [i * 2 for i in range(10000)]\n"
                   "    return x + len(data)\n",
+    # a module-level tuple that names itself (`out = (x.T, out, None)`) recursed without end in lookup
+    "constant_names_itself": "import torch\nx = torch.randn(4, 8)\nout = (x.T, out, None, )\n"
+                             "def f(y):\n    a, b, c = out\n    return y + a\n",
 }
 
 
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
 def test_regressions_found_by_generators(name: str) -> None:
     for target in ("cuda", "cpu"):
-        r = analyze_source(REGRESSIONS[name], f"{name}.py", Settings(target=target))
+        r = analyze_source(REGRESSIONS[name], f"{name}.py", Settings(target=target, all_files=True))
         assert r.error is None, r.error

@@ -54,6 +54,8 @@ def analysis_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
                      help="Use this pyproject.toml instead of the nearest one."),
         click.option("--isolated", is_flag=True, help="Ignore every configuration file."),
+        click.option("--all-files", is_flag=True,
+                     help="Also analyze files that reach no torch import [config: all-files; default false]."),
     ]):
         f = opt(f)
     return f
@@ -178,7 +180,8 @@ def settings_text(path: str, resolved: Resolved, fmt: str) -> str:
 @click.option("--write-baseline", is_flag=True, help=f"Record the baseline (to --baseline, else {DEFAULT_BASELINE}).")
 @common_options
 def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, dims: tuple[str, ...],
-                  config_file: str | None, isolated: bool, select: tuple[str, ...], extend_select: tuple[str, ...],
+                  config_file: str | None, isolated: bool, all_files: bool, select: tuple[str, ...],
+                  extend_select: tuple[str, ...],
                   ignore: tuple[str, ...], rule_options: tuple[str, ...], extend_exclude: tuple[str, ...],
                   force_exclude: bool,
                   output_format: str | None, output_file: str | None, exit_zero: bool, show_stats: bool,
@@ -188,7 +191,7 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
         cli = Overrides(target=target, mode=mode, dims=_dims(dims), select=_split(select) or None,
                         ignore=_split(ignore), extend_select=_split(extend_select),
                         options=tuple(parse_rule_option(o) for o in rule_options),
-                        exclude=extend_exclude, config=config_file, isolated=isolated)
+                        exclude=extend_exclude, config=config_file, isolated=isolated, all_files=all_files)
         for name, values in (("--select", cli.select or ()), ("--ignore", cli.ignore),
                              ("--extend-select", cli.extend_select)):
             validate_selectors(values, name)
@@ -345,14 +348,15 @@ def rules_command(fmt: str) -> None:
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the output here.")
 @click.option("--fail-on-increase", is_flag=True, help="Exit 1 when a function's kernels or bytes grew.")
 def diff_command(base: str, head: str | None, target: str | None, mode: str | None, dims: tuple[str, ...],
-                 config_file: str | None, isolated: bool, only_paths: tuple[str, ...], fmt: str,
+                 config_file: str | None, isolated: bool, all_files: bool, only_paths: tuple[str, ...], fmt: str,
                  output_file: str | None, fail_on_increase: bool) -> None:
     """Per changed function: eager and compiled kernels and bytes at BASE and at HEAD (default: the
     working tree), for the .py files git sees changed between them."""
     from kpredict.lint import gitdiff
 
     try:
-        cli = Overrides(target=target, mode=mode, dims=_dims(dims), config=config_file, isolated=isolated)
+        cli = Overrides(target=target, mode=mode, dims=_dims(dims), config=config_file, isolated=isolated,
+                        all_files=all_files)
         result = gitdiff.compute(base, head, cli, paths=only_paths)
     except ConfigError as e:
         _fail(str(e))

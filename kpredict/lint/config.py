@@ -8,6 +8,7 @@ a layer without it adjusts the one below.
     [tool.kpredict]
     target = "cuda"                 # cuda | cpu
     mode = "eval"                   # eval | train
+    all-files = false               # also analyze files that reach no torch import
     select = ["ALL"]
     ignore = ["KP601"]
     extend-select = []
@@ -35,7 +36,7 @@ from typing import Any
 
 from kpredict.settings import Settings
 
-KEYS = ("target", "mode", "select", "ignore", "extend-select", "per-file-ignores", "extend-per-file-ignores",
+KEYS = ("target", "mode", "all-files", "select", "ignore", "extend-select", "per-file-ignores", "extend-per-file-ignores",
         "exclude", "extend-exclude", "dims", "output-format", "baseline", "rules")
 OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "github", "sarif", "rdjsonl", "gitlab", "markdown")
 
@@ -95,6 +96,7 @@ class Overrides:
     exclude: tuple[str, ...] = ()
     config: str | None = None  # --config FILE: use it instead of discovery
     isolated: bool = False  # --isolated: ignore every config file
+    all_files: bool = False  # --all-files (the config file can only turn it on, as the flag can)
 
 
 @dataclass
@@ -182,6 +184,10 @@ def _resolve(source: str | None, stamp: tuple[int, int] | None, cli: Overrides) 
     mode = cli.mode or _choice(table, "mode", ("eval", "train"), "eval", where)
     dims = dict(_dims(table.get("dims", {}), where))
     dims.update(dict(cli.dims))
+    all_files = table.get("all-files", False)
+    if not isinstance(all_files, bool):
+        raise ConfigError(f"{where}: all-files must be true or false, not {all_files!r}")
+    all_files = all_files or cli.all_files
 
     layers = [Layer(select=("ALL",))]
     layers.append(Layer(select=_codes_list(table, "select", where, none_ok=True),
@@ -215,7 +221,7 @@ def _resolve(source: str | None, stamp: tuple[int, int] | None, cli: Overrides) 
         raise ConfigError(f"{where}: baseline must be a path")
     if baseline is not None and not os.path.isabs(baseline):
         baseline = os.path.join(root, baseline)
-    settings = Settings(target=target, mode=mode, dims=tuple(sorted(dims.items())))
+    settings = Settings(target=target, mode=mode, dims=tuple(sorted(dims.items())), all_files=all_files)
     lint = LintConfig(enabled=enabled, options=opt_tuple, per_file_ignores=tuple(pfi), root=root)
     return Resolved(settings=settings, lint=lint, exclude=exclude, source=source, output_format=fmt,
                     baseline=baseline, root=root, raw=table)

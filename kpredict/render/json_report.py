@@ -39,6 +39,7 @@ def file_dict(f: FileReport) -> dict:
     return {
         "path": f.path,
         "error": f.error,
+        "skipped": f.skipped,
         "functions": [function_dict(fn) for fn in f.functions],
         "findings": [
             {"code": x.code, "severity": x.severity, "qualname": x.qualname, "line": x.span.line,

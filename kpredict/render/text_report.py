@@ -52,6 +52,8 @@ def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
 def render_file(f: FileReport, verbose: bool = False) -> str:
     if f.error:
         return f"{f.path}: error: {f.error}\n"
+    if f.skipped:
+        return f"{f.path}: skipped: {f.skipped}\n"
     lines = [f"{f.path}"]
     if not f.functions:
         lines.append("  (no functions with tensor operations)")
@@ -68,7 +70,16 @@ def render_file(f: FileReport, verbose: bool = False) -> str:
 
 
 def render(r: Report, verbose: bool = False) -> str:
+    """Skipped files (not PyTorch code) are one line in all, or one line each with --verbose: a
+    mixed repository has many, and listing each would bury the files that matter."""
     out = [f"target: {r.target}"]
+    skipped = [f for f in r.files if f.skipped and not f.error]
     for f in r.files:
-        out.append(render_file(f, verbose))
+        if verbose or not f.skipped or f.error:
+            out.append(render_file(f, verbose))
+    if skipped and not verbose:
+        one = len(skipped) == 1
+        which = skipped[0].path if one else f"{len(skipped)} files"
+        out.append(f"{which}: not analyzed: no torch import reached (--all-files analyzes "
+                   f"{'it' if one else 'them'}{'' if one else ', -v lists them'})\n")
     return "\n".join(out)
