@@ -57,8 +57,9 @@ def analyze_source(
     for fg in build_graphs(module, table, settings, only=only, examples=examples, inits=inits):
         report = predict(fg, settings)
         # loops over range(config.n_layer) with n_layer unknown: a + b*n_layer (a function without
-        # tensor work, such as a constructor, has none at any count: its figures are 0 without reruns)
-        if fg.loop_symbols and fg.ops:
+        # tensor work, such as a constructor, has none at any count: its figures are 0 without reruns;
+        # one cut short by a budget covers only a first part at any count: a slope from it means nothing)
+        if fg.loop_symbols and fg.ops and not fg.cut_short:
             from kpredict.symbolic import rerun, symbolic_report
 
             report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict))

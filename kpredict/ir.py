@@ -142,6 +142,7 @@ class FunctionGraph:
     compiled_call: bool = False  # the function is wrapped by torch.compile somewhere in the file
     region_returns: dict[int, list[int]] = field(default_factory=dict)  # compiled call id -> its outputs
     loop_symbols: list[str] = field(default_factory=list)  # unknown trip counts met (range(n_layer))
+    cut_short: bool = False  # analysis stopped early (op or step budget, idle): figures cover a first part
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""

@@ -194,13 +194,16 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
         except _Idle:
             it.assume(f"no tensor work in {IDLE_STEPS:,} statements in a row: the rest of the function (pure "
                       "Python) is not followed", force=True)
+            fg.cut_short = True
         except _Budget:
             it.assume("function too large to follow; figures cover its first part", force=True)
+            fg.cut_short = True
         except (_Break, _Continue, _Return):
             pass
         except RecursionError:
             it.assume("nesting too deep to follow; figures cover its first part", force=True)
             fg.unknowns.append(UnknownOp(fdef.lineno, "internal error: nesting too deep"))
+            fg.cut_short = True
         shared.constructed.end()
         shared.file_steps -= given - max(it.steps_left, 0)
         fg.returns = _returns(ret)
