@@ -429,3 +429,24 @@ def test_an_init_analysis_builds_self_for_the_methods(monkeypatch: pytest.Monkey
     assert built.count("Model") == 1, built
     assert built.count("Logged") == 1  # its __init__ analysis noted the loop: built again for forward
     _compare(src, "m.py", monkeypatch)
+
+
+def test_a_function_cut_short_gets_no_loop_count_reruns(monkeypatch):
+    """Figures of a function stopped by its op budget cover a first part at any loop count: no
+    a + b*n is fitted to them (each rerun would only hit the budget again)."""
+    from kpredict import symbolic
+    from kpredict.frontend import interp
+
+    src = ("import torch\n\n\ndef f(x, n):\n    for i in range(n):\n        x = x + 1\n"
+           "    for j in range(100):\n        x = x * 2\n    return x\n")
+    whole = analyze_source(src, "m.py", Settings()).functions[0]
+    assert whole.eager.kernels == "100 + n"  # under the budget: the slope is fitted
+    monkeypatch.setattr(interp, "MAX_OPS", 20)
+
+    def no_rerun(*a, **k):  # noqa: ANN002, ANN003
+        raise AssertionError("rerun of a function cut short")
+
+    monkeypatch.setattr(symbolic, "rerun", no_rerun)
+    f = analyze_source(src, "m.py", Settings()).functions[0]
+    assert f.eager.kernels == 20
+    assert "function too large to follow; figures cover its first part" in f.assumptions
