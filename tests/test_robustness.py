@@ -793,3 +793,35 @@ def test_regressions_found_by_generators(name: str) -> None:
     for target in ("cuda", "cpu"):
         r = analyze_source(REGRESSIONS[name], f"{name}.py", Settings(target=target, all_files=True))
         assert r.error is None, r.error
+
+
+# Python values that double on every iteration of a loop (a generated program took a pytest worker to
+# 24 GB before sequence concatenation, repetition and list.extend were bounded by MAX_ITEMS).
+GROWING = {
+    "list_doubles": "import torch\ndef f(x):\n    s = [1, 2]\n    for i in range(60):\n        s += s\n    return x\n",
+    "tensor_list_doubles": "import torch\ndef f(x):\n    s = [x, x]\n    for i in range(60):\n        s = s + s\n"
+                           "    return x\n",
+    "tensor_list_repeated": "import torch\ndef f(x):\n    s = [x, x]\n    for i in range(5):\n        s = s * 4000\n"
+                            "    return x\n",
+    "str_doubles": "import torch\ndef f(x):\n    s = 'ab'\n    for i in range(60):\n        s += s\n    return x\n",
+    "extend_itself": "import torch\ndef f(x):\n    s = [x]\n    for i in range(60):\n        s.extend(s)\n    return x\n",
+    "module_while": "import torch\nx = torch.randn(4)\nh = [x]\nwhile x:\n    h += h\n",
+}
+
+
+def test_python_values_that_double_in_a_loop_stay_small() -> None:
+    """Each case runs in a child process capped at 2 GiB of address space: a value that doubles
+    fails there with MemoryError (exit status 1) instead of taking the machine down."""
+    code = (
+        "import json, resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "from kpredict.api import analyze_source\n"
+        "from kpredict.settings import Settings\n"
+        "for name, src in json.loads(sys.stdin.read()).items():\n"
+        "    r = analyze_source(src, name + '.py', Settings())\n"
+        "    assert r.error is None, (name, r.error)\n"
+        "    assert r.functions, name\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], input=json.dumps(GROWING), capture_output=True, text=True,
+                         timeout=300, cwd=str(Path(__file__).resolve().parent.parent))
+    assert res.returncode == 0, res.stderr[-2000:]

@@ -240,14 +240,22 @@ def _used_as_int(fdef: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> boo
     return False
 
 
+_SEQS = (str, bytes, bytearray, list, tuple)
+
+
 def _repeat_too_big(a: object, b: object) -> bool:
     """Would `a * b` build a sequence (str, bytes, list, tuple) of more than MAX_ITEMS * 10 items?"""
-    seqs = (str, bytes, bytearray, list, tuple)
-    if isinstance(a, int) and isinstance(b, seqs):
+    if isinstance(a, int) and isinstance(b, _SEQS):
         a, b = b, a
-    if not (isinstance(a, seqs) and isinstance(b, int) and not isinstance(b, bool)):
+    if not (isinstance(a, _SEQS) and isinstance(b, int) and not isinstance(b, bool)):
         return False
     return len(a) * b > MAX_ITEMS * 10
+
+
+def _concat_too_big(a: object, b: object) -> bool:
+    """Would `a + b` build a sequence of more than MAX_ITEMS * 10 items? (`s += s` in a loop doubles
+    it each time: a generated program reached 24 GB before this check.)"""
+    return isinstance(a, _SEQS) and isinstance(b, _SEQS) and len(a) + len(b) > MAX_ITEMS * 10
 
 
 def _span(node: ast.AST) -> Span:
@@ -1381,14 +1389,20 @@ class Interpreter(ObjectModel):
                         return Opaque("pow")
                     if op is ast.Mult and _repeat_too_big(a.value, b.value):
                         return Opaque("mul")  # b"nyan" * (1 << 30) in a big-memory test: 4 GB
+                    if op is ast.Add and _concat_too_big(a.value, b.value):
+                        return Opaque("add")
                     if op is ast.LShift and isinstance(b.value, int) and b.value > 4096:
                         return Opaque("shift")
                     return Py(fn(a.value, b.value))
                 except Exception:  # noqa: BLE001
                     return Opaque("arith")
         if isinstance(a, Seq) and isinstance(b, Seq) and op is ast.Add:
+            if len(a.items) + len(b.items) > MAX_ITEMS:
+                return Opaque("add")
             return Seq(a.items + b.items, a.kind)
         if isinstance(a, Seq) and isinstance(b, Py) and op is ast.Mult and isinstance(b.value, int) and b.value < 4096:
+            if len(a.items) * b.value > MAX_ITEMS:
+                return Opaque("mul")
             return Seq(a.items * b.value, a.kind)
         if isinstance(a, Unknown) or isinstance(b, Unknown):
             return Unknown("arith")

@@ -747,7 +747,12 @@ class ObjectModel:
         if name == "append" and args:
             items.append(args[0])
         elif name == "extend" and args:
-            items.extend(self.iterate(args[0], None) or [])
+            from kpredict.frontend.interp import MAX_ITEMS
+
+            more = self.iterate(args[0], None) or []
+            if len(items) + len(more) > MAX_ITEMS:  # `s.extend(s)` in a loop doubles it each time
+                return Unknown("extend")
+            items.extend(more)
         elif name == "insert" and len(args) == 2 and isinstance(args[0], Py) and isinstance(args[0].value, int):
             items.insert(args[0].value, args[1])
         elif name == "pop":
