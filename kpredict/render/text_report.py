@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from kpredict.ir import FileReport, FunctionReport, Report
+from kpredict.render.runs import runs
+
+_INDEX = re.compile(r"_\d+$")  # Inductor's kernel index at the end of a generated kernel's name
 
 
 def human_bytes(n: object) -> str:
@@ -28,25 +33,70 @@ def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
     graphs = f"  graphs: {c.graphs}" if c.graphs != 1 else ""
     lines.append(f"    {'compiled':10} {c.kernels!s:>8} {ct!s:>10} {human_bytes(c.bytes):>10}  {c.syncs!s:>5}{graphs}")
     if c.kernel_names:
-        names = []
-        for n in c.kernel_names:
-            if names and names[-1][0] == n:
-                names[-1][1] += 1
-            else:
-                names.append([n, 1])
-        lines.append("    kernels: " + ", ".join(f"{n} x{k}" if k > 1 else n for n, k in names))
+        lines.append("    kernels: " + _kernel_names(list(c.kernel_names), verbose))
     for b in c.graph_breaks:
         lines.append(f"    graph break at line {b.line}: {b.reason}")
     shown = [r for r in fn.ops if r.kernels or r.group is not None or verbose]
     if shown:
         lines.append(f"    {'line':>6}  {'op':<22} {'kind':<10} {'eager':>5} {'xfer':>5}  group")
-        for r in shown:
-            g = "-" if r.group is None else str(r.group)
-            lines.append(f"    {r.span.line:>6}  {r.op:<22} {r.kind:<10} {r.kernels:>5} {r.reads + r.writes:>5}  {g}")
+        spans = [(0, len(shown), 1)] if verbose else runs(_row_keys(shown))
+        for start, period, count in spans:
+            for r in shown[start:start + period]:
+                g = "-" if r.group is None else str(r.group)
+                lines.append(f"    {r.span.line:>6}  {r.op:<22} {r.kind:<10} {r.kernels:>5} {r.reads + r.writes:>5}  {g}")
+            if count > 1:
+                what = "row above repeats" if period == 1 else f"{period} rows above repeat"
+                times = "1 more time" if count == 2 else f"{count - 1} more times"
+                lines.append(f"    {'':>6}  ... the {what} {times} ({period * count} rows; -v shows each)")
     for u in fn.unknown:
         lines.append(f"    not understood at line {u.line}: {u.name} (counted as 0 kernels)")
     for a in fn.assumptions:
         lines.append(f"    assumed: {a}")
+
+
+def _row_keys(rows: list) -> list[tuple]:
+    """What makes two op rows the same for finding repeated layers: the op, its line and figures,
+    and how its fused group relates to the rows before it (a new group, the previous row's group,
+    or an earlier one); group numbers themselves differ in every layer."""
+    keys = []
+    seen: set[int] = set()
+    prev: int | None = None
+    for r in rows:
+        if r.group is None:
+            rel = "-"
+        else:
+            rel = "prev" if r.group == prev else ("earlier" if r.group in seen else "new")
+            seen.add(r.group)
+            prev = r.group
+        keys.append((r.span.line, r.op, r.kind, r.kernels, r.reads + r.writes, rel))
+    return keys
+
+
+def _exact(names: list[str]) -> list[str]:
+    """`aten::mm x6` for a name repeated in a row."""
+    out: list[list] = []
+    for n in names:
+        if out and out[-1][0] == n:
+            out[-1][1] += 1
+        else:
+            out.append([n, 1])
+    return [f"{n} x{k}" if k > 1 else n for n, k in out]
+
+
+def _kernel_names(names: list[str], verbose: bool) -> str:
+    """Kernel names with a repeated block (a layer's kernels, N times) shown once as `(...) xN`,
+    with the names of its first repeat: generated names differ between repeats only in Inductor's
+    kernel index (`triton_poi_fused_mul_2`, `_4`, ...), which is left out when comparing."""
+    if verbose:
+        return ", ".join(_exact(names))
+    parts: list[str] = []
+    for start, period, count in runs([_INDEX.sub("", n) for n in names]):
+        block = _exact(names[start:start + period])
+        if count == 1 or period == 1:
+            parts.extend(_exact(names[start:start + period * count]))
+        else:
+            parts.append(f"({', '.join(block)}) x{count}")
+    return ", ".join(parts)
 
 
 def render_file(f: FileReport, verbose: bool = False) -> str:
