@@ -119,7 +119,7 @@ _hook_lock = threading.Lock()
 
 
 def _audit(event: str, args: tuple) -> None:
-    if event != "open":
+    if event != "open" and event != "kpredict.read":  # the latter: a file parsed earlier, served from memory
         return
     rec = _recording
     if rec is None:

@@ -766,6 +766,26 @@ def test_cache_entry_depends_on_the_files_its_analysis_read(tmp_path: Path, monk
     assert run().hits == 1
 
 
+def test_a_shared_helper_file_is_a_dependency_of_every_file_that_imports_it(tmp_path: Path) -> None:
+    """The second importer gets the helper's parse from memory (no open): it must still record the
+    helper as a dependency, or a change to the helper leaves its cached figures stale."""
+    layers = tmp_path / "layers.py"
+    layers.write_text("import torch\n\ndef act(x):\n    return torch.relu(x)\n")
+    users = [tmp_path / "a.py", tmp_path / "b.py"]
+    for u in users:
+        u.write_text("import torch\nfrom layers import act\n\ndef f(a):\n    return act(a + 1)\n")
+    s = Settings()
+
+    def kernels() -> list[object]:
+        c = Cache(tmp_path / "c", s)
+        reports = analyze_paths([str(u) for u in users], s, jobs=1, cache=c)
+        return [next(f for f in r.functions if f.qualname == "f").eager.kernels for r in reports]
+
+    assert kernels() == [2, 2]
+    layers.write_text("import torch\n\ndef act(x):\n    return torch.relu(x).exp()\n")
+    assert kernels() == [3, 3]
+
+
 # programs that once made analyze_source raise (found by the generators above); each must analyze
 REGRESSIONS = {
     "permute_dims_unknown": "import torch\nx = torch.randn(4, 8)\nn = x.permute(x, x)\nm = x.view(x, 2)\n",
