@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from kpredict.frontend.interp import build_graphs
 from kpredict.frontend.parse import ParseError, parse_module
-from kpredict.frontend.relevance import TorchRelevance
+from kpredict.frontend.relevance import uses_torch
 from kpredict.ir import FileReport, FunctionReport
 from kpredict.lint.config import LintConfig
 from kpredict.models.eager import eager_kernels
@@ -47,7 +47,7 @@ def analyze_source(
         module = parse_module(source, path)
     except ParseError as e:
         return FileReport(path=path, error=str(e))
-    if only is None and not settings.all_files and not TorchRelevance().uses_torch(module):
+    if only is None and not settings.all_files and not uses_torch(module):
         return FileReport(path=path, skipped=NOT_TORCH)
     functions: list[FunctionReport] = []
 

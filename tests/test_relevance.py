@@ -13,14 +13,14 @@ from click.testing import CliRunner
 from kpredict.api import NOT_TORCH, analyze_source
 from kpredict.cli import main
 from kpredict.frontend.parse import parse_module
-from kpredict.frontend.relevance import TorchRelevance
+from kpredict.frontend.relevance import uses_torch
 from kpredict.settings import Settings
 
 PLAIN = "def f(a, b):\n    return (a + b).relu()\n"
 
 
 def _uses(text: str, path: str = "<string>") -> bool:
-    return TorchRelevance().uses_torch(parse_module(text, path))
+    return uses_torch(parse_module(text, path))
 
 
 @pytest.mark.parametrize("text", [

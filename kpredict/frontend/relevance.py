@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+from functools import lru_cache
 
 from kpredict.frontend.imports import load_file, resolve
 from kpredict.frontend.parse import ModuleInfo
@@ -28,7 +30,7 @@ TORCH_PACKAGES = frozenset({
 })
 # an import statement anywhere in the file (also inside functions, `if TYPE_CHECKING:` and `try:`)
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w]*)|import[ \t]+([^\n#;]+))", re.MULTILINE)
-MAX_DEPTH = 16  # local imports followed from the analyzed file
+MAX_FILES = 5000  # files of the tree looked at for one analyzed file
 
 
 def _names_torch(text: str) -> bool:
@@ -44,45 +46,56 @@ def _names_torch(text: str) -> bool:
     return False
 
 
-class TorchRelevance:
-    """Per-run memo of which files reach a torch import (keyed by real path). A file's answer is
-    kept only once final: True as soon as a path to torch is found; False for every file visited by
-    a search from the top that found none (each one's imports are a subset of what was searched)."""
+def _direct(module: ModuleInfo) -> bool:
+    """The module itself imports torch or a library built on it."""
+    if any(t.split(".")[0] in TORCH_PACKAGES for t in module.imports.values() if not t.startswith(".")):
+        return True
+    return _names_torch("\n".join(module.lines))
 
-    def __init__(self) -> None:
-        self.known: dict[str, bool] = {}
 
-    def uses_torch(self, module: ModuleInfo) -> bool:
-        visited: set[str] = set()
-        found = self._search(module, visited, 0)
-        if not found:
-            for p in visited:
-                self.known[p] = False
-        return found
+def _local_imports(module: ModuleInfo) -> tuple[str, ...]:
+    """Real paths of the tree's files that the module's imports name."""
+    out: dict[str, None] = {}
+    for target in module.imports.values():
+        hit = resolve(module.path, target)
+        if hit is not None:
+            out[os.path.realpath(hit[0])] = None
+    return tuple(out)
 
-    def _search(self, module: ModuleInfo, visited: set[str], depth: int) -> bool:
-        key = os.path.realpath(module.path) if not module.path.startswith("<") else module.path
-        if key in self.known:
-            return self.known[key]
-        visited.add(key)
-        if any(t.split(".")[0] in TORCH_PACKAGES for t in module.imports.values() if not t.startswith(".")):
-            self.known[key] = True
-            return True
-        text = "\n".join(module.lines)
-        if _names_torch(text) or (depth == 0 and "# kpredict:" in text):
-            self.known[key] = True
-            return True
-        if depth >= MAX_DEPTH:
-            return False
-        for target in module.imports.values():
-            hit = resolve(module.path, target)
-            if hit is None:
-                continue
-            real = os.path.realpath(hit[0])
-            if real in visited:
-                continue
-            other = load_file(hit[0])
-            if other is not None and self._search(other, visited, depth + 1):
-                self.known[key] = True
-                return True
+
+@lru_cache(maxsize=8192)
+def _facts(path: str, size: int, mtime_ns: int) -> tuple[bool, tuple[str, ...]]:
+    """(imports torch itself, the tree's files it imports) for one file, kept per process: a
+    package's files import each other, and every file of it would otherwise parse them again."""
+    module = load_file(path)
+    if module is None:
+        return False, ()
+    if _direct(module):
+        return True, ()
+    return False, _local_imports(module)
+
+
+def uses_torch(module: ModuleInfo) -> bool:
+    """Whether `module`, or a file of the tree it imports (transitively), imports torch; a
+    `# kpredict:` comment in the module itself counts as well (see the module docstring)."""
+    if _direct(module) or "# kpredict:" in "\n".join(module.lines):
+        return True
+    if module.path.startswith("<"):
         return False
+    stack = list(_local_imports(module))
+    seen = set(stack) | {os.path.realpath(module.path)}
+    while stack and len(seen) <= MAX_FILES:
+        path = stack.pop()
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        sys.audit("kpredict.read", path)  # a dependency of this analysis for the per-file cache
+        direct, deps = _facts(path, st.st_size, st.st_mtime_ns)
+        if direct:
+            return True
+        for d in deps:
+            if d not in seen:
+                seen.add(d)
+                stack.append(d)
+    return False
