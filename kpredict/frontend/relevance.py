@@ -46,11 +46,11 @@ def _names_torch(text: str) -> bool:
     return False
 
 
-def _direct(module: ModuleInfo) -> bool:
-    """The module itself imports torch or a library built on it."""
+def _direct(module: ModuleInfo, text: str | None = None) -> bool:
+    """The module itself imports torch or a library built on it (`text`: its source, if at hand)."""
     if any(t.split(".")[0] in TORCH_PACKAGES for t in module.imports.values() if not t.startswith(".")):
         return True
-    return _names_torch("\n".join(module.lines))
+    return _names_torch("\n".join(module.lines) if text is None else text)
 
 
 def _local_imports(module: ModuleInfo) -> tuple[str, ...]:
@@ -78,7 +78,8 @@ def _facts(path: str, size: int, mtime_ns: int) -> tuple[bool, tuple[str, ...]]:
 def uses_torch(module: ModuleInfo) -> bool:
     """Whether `module`, or a file of the tree it imports (transitively), imports torch; a
     `# kpredict:` comment in the module itself counts as well (see the module docstring)."""
-    if _direct(module) or "# kpredict:" in "\n".join(module.lines):
+    text = "\n".join(module.lines)
+    if _direct(module, text) or "# kpredict:" in text:
         return True
     if module.path.startswith("<"):
         return False

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 MAX_PERIOD = 256  # longest block looked for (a layer's op rows: about 50 in transformers' decoders)
-
-
 _MOD = (1 << 61) - 1
 _BASE = 1_000_003
 

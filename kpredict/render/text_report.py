@@ -91,11 +91,10 @@ def _kernel_names(names: list[str], verbose: bool) -> str:
         return ", ".join(_exact(names))
     parts: list[str] = []
     for start, period, count in runs([_INDEX.sub("", n) for n in names]):
-        block = _exact(names[start:start + period])
         if count == 1 or period == 1:
             parts.extend(_exact(names[start:start + period * count]))
         else:
-            parts.append(f"({', '.join(block)}) x{count}")
+            parts.append(f"({', '.join(_exact(names[start:start + period]))}) x{count}")
     return ", ".join(parts)
 
 
