@@ -81,9 +81,10 @@ def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: 
     return fg, it.compiled_funcs
 
 
-def init_text(module: ModuleInfo, qualname: str) -> str | None:
-    """`# kpredict: init d=128` above the method, else above its class, else in pyproject.toml."""
-    from kpredict.verify.annotations import comment_block, joined, pyproject_entry
+def init_text(module: ModuleInfo, qualname: str, entries: dict[str, dict[str, str]] | None = None) -> str | None:
+    """`# kpredict: init d=128` above the method, else above its class, else in pyproject.toml
+    (`entries`: the file's entries there, when the caller has read them already)."""
+    from kpredict.verify.annotations import comment_block, joined
 
     cls = qualname.rsplit(".", 1)[0]
     fdef = module.functions.get(qualname)
@@ -95,18 +96,32 @@ def init_text(module: ModuleInfo, qualname: str) -> str | None:
         text = joined(comment_block(module.lines, first), INIT_TAG)
         if text is not None:
             return text
-    if module.path.startswith("<"):
-        return None
-    try:
-        from pathlib import Path
-
-        for q in (qualname, cls):
-            text = pyproject_entry(Path(module.path), q, "init")
-            if text is not None:
-                return text
-    except (OSError, ValueError):
-        return None
+    inits = (pyproject_entries(module) if entries is None else entries).get("init", {})
+    for q in (qualname, cls):
+        if q in inits:
+            return inits[q]
     return None
+
+
+def pyproject_entries(module: ModuleInfo) -> dict[str, dict[str, str]]:
+    """The file's `[tool.kpredict.*]` entries in the nearest pyproject.toml (none for source text)."""
+    if module.path.startswith("<"):
+        return {}
+    from pathlib import Path
+
+    from kpredict.verify.annotations import file_entries
+
+    try:
+        return file_entries(Path(module.path))
+    except (OSError, ValueError):
+        return {}
+
+
+def _entries(it: Interpreter) -> dict[str, dict[str, str]]:
+    """pyproject_entries, read once per analyzed file."""
+    if it.shared.pyproject is None:
+        it.shared.pyproject = pyproject_entries(it.m)
+    return it.shared.pyproject
 
 
 def _self_for(it: Interpreter, qualname: str, module: ModuleInfo, given: str | None = None) -> object:
@@ -115,7 +130,7 @@ def _self_for(it: Interpreter, qualname: str, module: ModuleInfo, given: str | N
     cls = qualname.rsplit(".", 1)[0]
     if cls not in module.classes:
         return None
-    text = given or init_text(module, qualname)
+    text = given or init_text(module, qualname, _entries(it))
     return it.construct(ClassRef(cls), [], init_kwargs(it, module, qualname, given, text=text),
                         module.classes[cls], describe=True)
 
@@ -129,7 +144,7 @@ def init_kwargs(it: Interpreter, module: ModuleInfo, qualname: str, given: str |
                 text: str | None = None) -> dict[str, object]:
     """Constructor arguments from `given` (verify's --init) or `# kpredict: init ...`, as abstract values."""
     kwargs: dict[str, object] = {}
-    text = text or given or init_text(module, qualname)
+    text = text or given or init_text(module, qualname, _entries(it))
     if text:
         from kpredict.verify.examples import ExampleError, parse_examples, static_meta
 
@@ -242,21 +257,17 @@ EXAMPLE_TAG = "example"
 
 
 def comment_examples(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
-                     qualname: str | None = None) -> dict[str, object] | None:
+                     qualname: str | None = None,
+                     entries: dict[str, dict[str, str]] | None = None) -> dict[str, object] | None:
     """Shapes from the `# kpredict: example a=randn(8) ...` comment right above a def (or its
     decorators), else from `[tool.kpredict.examples]` in pyproject.toml: the same inputs verify uses."""
-    from kpredict.verify.annotations import comment_block, joined, pyproject_entry
+    from kpredict.verify.annotations import comment_block, joined
     from kpredict.verify.examples import ExampleError, parse_examples, static_meta
 
     first = min([fdef.lineno] + [d.lineno for d in fdef.decorator_list])
     text = joined(comment_block(module.lines, first), EXAMPLE_TAG)
-    if text is None and qualname and not module.path.startswith("<"):
-        try:
-            from pathlib import Path
-
-            text = pyproject_entry(Path(module.path), qualname, "examples")
-        except (OSError, ValueError):
-            text = None
+    if text is None and qualname:
+        text = (pyproject_entries(module) if entries is None else entries).get("examples", {}).get(qualname)
     if not text:
         return None
     try:
@@ -268,7 +279,7 @@ def comment_examples(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFuncti
 def _arguments(it: Interpreter, qualname: str, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
                call_sites: dict, examples: dict[str, dict[str, object]]) -> tuple[list, dict]:
     """Arguments for analyzing a function alone: its example comment, else its first module-level call."""
-    ex = examples.get(qualname) or comment_examples(it.m, fdef, qualname)
+    ex = examples.get(qualname) or comment_examples(it.m, fdef, qualname, _entries(it))
     if ex:
         kwargs: dict[str, object] = {}
         for name, v in ex.items():

@@ -157,6 +157,7 @@ class Shared:
         self.constructed = ConstructMemo()  # objects built from plain values, reused by later analyses
         self.summaries = Summaries()  # module calls recorded once, replayed for the same structure
         self.file_steps = FILE_STEPS  # statements left for the file's analyses
+        self.pyproject: dict[str, dict[str, str]] | None = None  # the file's [tool.kpredict.*] entries
         self.catalogue_env: dict[str, object] = {
             "__kp_param__": ModRef("kpredict.hook.param"),
             "__kp_container__": ModRef("kpredict.hook.container"),
