@@ -209,6 +209,101 @@ class Model(nn.Module):
     def first(self, x):
         return self.blocks[0](x)
 ''',
+    # a per-layer attribute that the forward only hands on (to a cache that is None) does not make
+    # layers differ; one used in a helper, or returned and used by the caller, does
+    "attributes_handed_on": '''
+import torch
+import torch.nn as nn
+
+
+def conv_step(x, cache, idx, lin):
+    if cache is not None:
+        x = x + cache[idx]
+    return lin(x)
+
+
+def scaled(x, idx):
+    return x * (idx + 1) if idx % 3 == 0 else x
+
+
+class Layer(nn.Module):
+    def __init__(self, d, idx):
+        super().__init__()
+        self.layer_idx = idx
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x, cache=None):
+        return conv_step(x, cache, self.layer_idx, self.lin).relu()
+
+
+class UsesIt(Layer):
+    def forward(self, x, cache=None):
+        return scaled(conv_step(x, cache, self.layer_idx, self.lin), self.layer_idx)
+
+
+class Returns(Layer):
+    def forward(self, x, cache=None):
+        return self.lin(x), self.layer_idx
+
+
+class Net(nn.Module):
+    def __init__(self, d=8, n=4):
+        super().__init__()
+        self.a = nn.ModuleList([Layer(d, i) for i in range(n)])
+        self.b = nn.ModuleList([UsesIt(d, i) for i in range(n)])
+        self.c = nn.ModuleList([Returns(d, i) for i in range(n)])
+
+    # kpredict: example x=randn(2, 8)
+    def forward(self, x):
+        for m in self.a:
+            x = m(x)
+        for m in self.b:
+            x = m(x)
+        for m in self.c:
+            y, i = m(x)
+            x = y.sigmoid() if i == 2 else y
+        return x
+''',
+    # an outer call recorded once must depend on what decided its inner, replayed calls: two stacks
+    # of the same structure whose later layers take different paths
+    "inner_replays_decide": '''
+import torch
+import torch.nn as nn
+
+
+class Layer(nn.Module):
+    def __init__(self, d, sliding):
+        super().__init__()
+        self.sliding = sliding
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        if self.sliding:
+            return self.lin(x).relu()
+        return self.lin(x)
+
+
+class Stack(nn.Module):
+    def __init__(self, d, flags):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer(d, f) for f in flags])
+
+    def forward(self, x):
+        for m in self.layers:
+            x = m(x)
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = Stack(d, [False, False, False])
+        self.b = Stack(d, [False, False, True])
+
+    # kpredict: example x=randn(2, 8)
+    def forward(self, x):
+        return self.a(x) * self.b(x)
+''',
     # layers built from equal arguments are copies of the first build (new parameters, shared
     # arguments); an empty ModuleList filled later must not be copied with what it holds now
     "copied_layers": '''
@@ -325,6 +420,24 @@ def test_layers_are_replayed_and_heads_reuse_the_model(monkeypatch: pytest.Monke
     assert replays.count("Model.forward") >= 3
     assert "HeadB.forward" in replays  # the model recorded in HeadA.forward (or Model.forward)
     assert built.count("Model") < 4  # not once per method and per head
+
+
+def test_a_layer_index_only_handed_on_does_not_stop_replays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`self.layer_idx` passed to a helper that does not use it (the cache is None): one recording
+    serves every layer. Used in arithmetic, each layer index is recorded apart."""
+    recorded: list[str] = []
+    real_record = summaries.Summaries.record
+
+    def record(self, it, key, *a, **k):  # noqa: ANN001, ANN202
+        recorded.append(key[0])
+        return real_record(self, it, key, *a, **k)
+
+    monkeypatch.setattr(summaries.Summaries, "record", record)
+    r = analyze_source(TRICKY["attributes_handed_on"], "m.py", Settings(), only="Net.forward")
+    assert r.error is None
+    assert recorded.count("Layer.forward") == 2  # the first layer reads the input: a key of its own
+    assert recorded.count("UsesIt.forward") == 4
+    assert recorded.count("Returns.forward") == 4  # the caller branches on what it returns
 
 
 def test_idle_loops_are_left_and_noted() -> None:

@@ -1143,7 +1143,8 @@ class Interpreter(ObjectModel):
             return self.dotted_call(f.dotted, args, kwargs, node, frame)
         if isinstance(f, FileMod):
             return self.opaque_call(f.path, args, kwargs, node, foreign=False)
-        return self.opaque_call(getattr(f, "what", "") or getattr(f, "name", "") or type(f).__name__, args, kwargs,
+        return self.opaque_call(getattr(f, "what", "") or getattr(f, "name", "") or (
+                "Py" if isinstance(f, Py) else type(f).__name__), args, kwargs,
                                 node, foreign=False)
 
     def opaque_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST,

@@ -543,8 +543,8 @@ class ObjectModel:
 
     def instance_attr(self, inst: Instance, attr: str, node: ast.AST | None) -> object:
         if attr in inst.attrs:
-            if self.shared.summaries.reading:
-                self.shared.summaries.read(inst, attr)  # a call being summarized depends on it
+            if self.shared.summaries.reading:  # a call being summarized depends on it, once it is used
+                return self.shared.summaries.read_value(inst, attr)
             return inst.attrs[attr]
         if inst.named is not None and attr in inst.named:
             return inst.named[attr]

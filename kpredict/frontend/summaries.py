@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from kpredict.frontend.objects import reachable
 from kpredict.frontend.values import (
-    ClassRef, Dict, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq, Sym, SymObj, TensorRef, Unknown,
+    ClassRef, Dict, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq, Sym, SymObj, TensorRef, Tracked, Unknown,
 )
 from kpredict.ir import GraphBreak, Op, Value
 from kpredict.ir import Unknown as UnknownOp
@@ -163,6 +163,8 @@ def _check_result(v: object, pre: set[int], made: set[int], depth: int = 0) -> N
             items = list(v.items) if isinstance(v, Seq) else list(v.items.values())
         for x in items:
             _check_result(x, pre, made, depth + 1)
+    elif isinstance(v, Tracked):
+        v.used()  # the caller may act on it: the summary depends on it
     elif isinstance(v, (TensorRef, Py, Sym, SymObj, Opaque, Unknown, ModRef, ClassRef)):
         return
     elif isinstance(v, FuncRef) and v.bound is None:
@@ -208,6 +210,21 @@ class Summaries:
         for r in self.reading:
             r.add((id(inst), attr))
 
+    def read_value(self, inst: Instance, attr: str) -> object:
+        """`inst.attr` read while recording: a plain value comes back as a `Tracked` one, which counts
+        as read only once it is used (a plain value decides nothing until `.value` is read)."""
+        v = inst.attrs[attr]
+        if not isinstance(v, Py) or isinstance(v, Tracked):  # a Tracked one already says when it is used
+            self.read(inst, attr)
+            return v
+        sets, key = list(self.reading), (id(inst), attr)
+
+        def use() -> None:
+            for r in sets:
+                r.add(key)
+
+        return Tracked(v.value, use)
+
     def call(self, it: Interpreter, inst: Instance, qualname: str, mod: str | None, args: list[object],
              kwargs: dict[str, object], node: ast.AST) -> object:
         """`inst(*args, **kwargs)` through its forward `qualname`: replayed, recorded, or just run."""
@@ -222,6 +239,11 @@ class Summaries:
         key = (qualname, mod, bool(it.stack) and it.stack[0] == "<module>", sig.key)
         for s in self.table.get(key, ()):
             if s.fits(sig):
+                if self.reading and s.needs:  # a call being recorded around this one depends on them too
+                    ids = {i: o for o, i in sig.objects.items()}
+                    for i, name, _ in s.needs:
+                        for r in self.reading:
+                            r.add((ids[i], name))
                 return self.replay(it, s, sig.leaves, node)
         if key in self.refused:
             return run()
@@ -258,7 +280,7 @@ class Summaries:
         pre = {id(o) for o in reachable(*parts)}
         made: set[int] = set()
         try:
-            _check_result(ret, pre, made)
+            _check_result(ret, pre, made)  # also: a value the call returns counts as used
         except _NoSummary:
             self.refused.add(key)
             return ret

@@ -13,6 +13,7 @@ kpredict's own torch.nn catalogue (`CATALOGUE`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 CATALOGUE = "<torch.nn catalogue>"  # module key of the stub classes built from rules/modules.toml
@@ -26,6 +27,39 @@ class TensorRef:
 @dataclass(frozen=True, slots=True)
 class Py:
     value: object
+
+
+class Tracked(Py):
+    """A plain attribute value read while a call is being recorded (frontend/summaries.py). Passing
+    it along, storing it or returning it does not make the call depend on the value; reading `.value`
+    (a branch, arithmetic, a shape, a comparison) does, and calls `on_use` the first time: a decoder
+    layer that only hands `self.layer_idx` to a cache that is None is then replayed for every layer."""
+
+    __slots__ = ("_v", "_on_use")
+
+    def __init__(self, value: object, on_use: Callable[[], None] | None) -> None:
+        object.__setattr__(self, "_v", value)
+        object.__setattr__(self, "_on_use", on_use)
+
+    @property
+    def value(self) -> object:  # type: ignore[override]
+        self.used()
+        return self._v
+
+    def used(self) -> None:
+        f = self._on_use
+        if f is not None:
+            object.__setattr__(self, "_on_use", None)
+            f()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Py) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash((self.value,))
+
+    def __reduce__(self) -> tuple:
+        return (Py, (self.value,))
 
 
 @dataclass(frozen=True, slots=True)
