@@ -304,6 +304,46 @@ class Net(nn.Module):
     def forward(self, x):
         return self.a(x) * self.b(x)
 ''',
+    # two equal builds with the config changed in between: the second reads the new value (not a
+    # copy of the first); a width unknown statically (an Opaque int) is a key like a known one
+    "config_changed_between_equal_builds": '''
+import torch
+import torch.nn as nn
+
+
+class Cfg:
+    def __init__(self):
+        self.d = 8
+        self.gate = False
+
+
+class Block(nn.Module):
+    def __init__(self, cfg, width):
+        super().__init__()
+        self.gate = cfg.gate
+        self.lin = nn.Linear(cfg.d, width)
+        self.out = nn.Linear(width, cfg.d)
+
+    def forward(self, x):
+        y = self.out(self.lin(x))
+        return y.sigmoid() if self.gate else y.relu()
+
+
+class Net(nn.Module):
+    def __init__(self, cfg=Cfg(), width=None):
+        super().__init__()
+        width = width if width is not None else cfg.d * 2
+        hidden = cfg.unknown_width * 2
+        self.a = Block(cfg, width)
+        self.u1 = Block(cfg, hidden)
+        cfg.gate = True
+        self.b = Block(cfg, width)
+        self.u2 = Block(cfg, hidden)
+
+    # kpredict: example x=randn(2, 8)
+    def forward(self, x):
+        return self.b(self.a(x)) + self.u2(self.u1(x))
+''',
     # layers built from equal arguments are copies of the first build (new parameters, shared
     # arguments); an empty ModuleList filled later must not be copied with what it holds now
     "copied_layers": '''

@@ -341,6 +341,7 @@ class ObjectModel:
                     self._note_entry(model)
                     memo.put(key, inst, model.keep, model.assumptions, model.unknowns, model.loop_symbols,
                              shared=set(model.reach).difference(model.own))
+                    memo.entries[key][-1].given_sig = model.given_sig
                     return inst
         before = (len(self.fg.assumptions), len(self.fg.unknowns), len(self.fg.loop_symbols))
         given = reachable(*args, *kwargs.values()) if key is not None else []
@@ -352,6 +353,7 @@ class ObjectModel:
             memo.put(key, inst, (args, kwargs), self.fg.assumptions[before[0]:], self.fg.unknowns[before[1]:],
                      self.fg.loop_symbols[before[2]:], shared={id(o) for o in given} if untouched else set(),
                      clean=untouched)
+            memo.entries[key][-1].given_sig = given_sig
         return inst
 
     def _note_entry(self, entry: MemoEntry) -> None:
@@ -380,6 +382,8 @@ class ObjectModel:
         sig = self.shared.constructed.sig
         if any(_shallow(o) != sig.get(id(o)) for o in objs):
             return None  # changed since it was built (a ModuleList appended to): not what a build gives
+        if e.given_sig is not None and e.given_sig != [_shallow(o) for o in reachable(*e.keep[0], *e.keep[1].values())]:
+            return None  # what its arguments reach (a config) changed since: a build now could read other values
         outside: set[int] = set()  # tensors the arguments hold: shared, like the objects they hold
         for o in reachable(*e.keep[0], *e.keep[1].values()):
             outside.update(t.vid for t in _held(o) if isinstance(t, TensorRef))
@@ -920,7 +924,8 @@ def _show(v: object) -> str:
 
 
 class MemoEntry:
-    __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols", "reach", "own", "clean")
+    __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols", "reach", "own", "clean",
+                 "given_sig")
 
     def __init__(self, key: tuple, inst: object, keep: object, assumptions: list, unknowns: list,
                  loop_symbols: list) -> None:
@@ -930,6 +935,7 @@ class MemoEntry:
         self.reach: list[int] = []  # ids of what is reachable from inst (fixed while the entry is kept)
         self.own: list[int] = []  # those not reachable from the arguments: what building it made
         self.clean = True  # building it left its arguments as they were (so a copy is another build)
+        self.given_sig: list[tuple] | None = None  # what its arguments reached, as they were when it was built
 
 
 class ConstructMemo:
@@ -1090,6 +1096,8 @@ def _arg_key(v: object) -> object:
         return ("obj", id(v))
     if isinstance(v, Sym):
         return ("sym", v.name)
+    if isinstance(v, Opaque):  # an unknown int (`heads * self.head_dim` with head_dim unknown): the
+        return ("opaque", v.what)  # analysis cannot tell two equal ones apart, so neither can a build
     if isinstance(v, Seq):
         return ("seq", v.kind, tuple(_arg_key(x) for x in v.items))
     raise _NoKey()
