@@ -480,6 +480,26 @@ def test_a_layer_index_only_handed_on_does_not_stop_replays(monkeypatch: pytest.
     assert recorded.count("Returns.forward") == 4  # the caller branches on what it returns
 
 
+def test_a_tracked_value_is_its_plain_value_and_reports_its_first_use() -> None:
+    """Tracked stands for Py(v) everywhere (equality, hashing, copies, text) and calls back once,
+    on the first read of .value; passing it along does not count."""
+    import copy
+
+    from kpredict.frontend.values import Py, Tracked
+
+    uses: list[int] = []
+    t = Tracked(3, lambda: uses.append(1))
+    held = [t, {"k": t}]  # stored and handed on: not a use
+    assert uses == [] and held[0] is t
+    assert t == Py(3) and Py(3) == t and hash(t) == hash(Py(3)) and t != Py(4)
+    assert uses == [1]
+    _ = t.value
+    assert uses == [1]  # once
+    c = copy.copy(Tracked(5, None))
+    assert type(c) is Py and c == Py(5)
+    assert repr(Tracked(6, None)) == repr(Py(6))
+
+
 def test_idle_loops_are_left_and_noted() -> None:
     src = ("import torch\n\n\n# kpredict: example x=randn(8)\ndef f(x):\n    n = 0\n"
            "    for i in range(60000):\n        n += i\n    data = [i * 2 for i in range(10000)]\n"

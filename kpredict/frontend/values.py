@@ -61,6 +61,9 @@ class Tracked(Py):
     def __reduce__(self) -> tuple:
         return (Py, (self.value,))
 
+    def __repr__(self) -> str:  # shown as the plain value it stands for
+        return f"Py(value={self.value!r})"
+
 
 @dataclass(frozen=True, slots=True)
 class Opaque:
