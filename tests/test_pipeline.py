@@ -73,6 +73,28 @@ def test_graph_break_splits_compiled_region() -> None:
     assert fn.eager.syncs == 1
 
 
+def test_a_torch_call_kpredict_does_not_know_keeps_its_inputs_and_splits_fusion() -> None:
+    """`torch.ops.mylib.mystery(a)`: counted as 0 kernels and reported as not understood, but under
+    torch.compile the mul that makes `a` still runs (it was dropped as dead code), and the two muls
+    reading `cos` on either side of the call are not one kernel (the second depends on the call).
+    Not checkable on CPU (the op does not exist); what holds is Inductor's rule that a kernel never
+    contains both the inputs and the users of an op it does not generate."""
+    src = (
+        "import torch\n"
+        "# kpredict: example x=randn(64, 64) cos=randn(64, 64)\n"
+        "def f(x, cos):\n"
+        "    a = x * cos\n"
+        "    b = torch.ops.mylib.mystery(a)\n"
+        "    return b.sin() * cos\n"
+    )
+    fn = analyze_source(src, settings=Settings(target="cpu")).functions[0]
+    assert [u.name for u in fn.unknown] == ["torch.ops.mylib.mystery"]
+    assert fn.eager.kernels == 3
+    assert fn.compiled.kernels == 2
+    rows = {(r.span.line, r.op): r.group for r in fn.ops}
+    assert rows[(4, "mul")] is not None and rows[(4, "mul")] != rows[(6, "mul")]
+
+
 def _validate(doc: dict) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(doc, SCHEMA)

@@ -1212,9 +1212,14 @@ class Interpreter(ObjectModel):
             dt = S.dtype_from_dotted(dotted)
             if dt:
                 return Opaque(dotted)
-            if any(isinstance(a, TensorRef) for a in list(args) + list(kwargs.values())):
+            tensors = [a for a in _flat(list(args) + list(kwargs.values())) if isinstance(a, TensorRef)]
+            if tensors:
                 self.unknown(node, dotted)
-                return self.new_tensor(TensorMeta(), name=dotted)
+                out = self.new_tensor(TensorMeta(), name=dotted)
+                # a placeholder op: what the call reads stays live under torch.compile, and what it
+                # returns depends on it (nothing fuses across it)
+                self.emit(OpFact(name="unknown", category="unknown"), node, tensors, [out], category="unknown")
+                return out
             return Opaque(dotted)
         if dotted.split(".")[0] in ("einops", "typing", "dataclasses", "functools", "itertools", "operator",
                                     "copy", "warnings", "logging"):

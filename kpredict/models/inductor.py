@@ -318,6 +318,7 @@ class Scheduler:
         # ancestors of every node as a bit set over node positions: "is there a path from this group to
         # that node" is then one AND, where a walk over the graph per fusion check was quadratic
         bit = {o: 1 << i for i, o in enumerate(nodes)}
+        rdeps = self._node_deps(nodes, deps, gi)
         anc: dict[int, int] = {}
         for o in nodes:
             if o in anc:
@@ -327,7 +328,7 @@ class Scheduler:
                 x, ready = stack.pop()
                 if x in anc:
                     continue
-                ds = [d for d in nodes[x].deps if d in nodes]
+                ds = rdeps[x]
                 if ready:
                     m = 0
                     for d in ds:
@@ -360,7 +361,7 @@ class Scheduler:
                 if not self.can_fuse(g, n):
                     continue
                 mm = g.mask | (merged.mask if merged else 0)
-                other_deps = [d for d in n.deps if d in nodes and not bit[d] & mm]
+                other_deps = [d for d in rdeps[oid] if not bit[d] & mm]
                 if reaches_mask(mm, other_deps):
                     continue
                 if merged is None:
@@ -427,8 +428,8 @@ class Scheduler:
                         continue
                     if not self._compatible(a, b, nodes):
                         continue
-                    dep_b = [d for o in b.nodes for d in nodes[o].deps if d in nodes and not bit[d] & b.mask]
-                    dep_a = [d for o in a.nodes for d in nodes[o].deps if d in nodes and not bit[d] & a.mask]
+                    dep_b = [d for o in b.nodes for d in rdeps[o] if not bit[d] & b.mask]
+                    dep_a = [d for o in a.nodes for d in rdeps[o] if not bit[d] & a.mask]
                     if reaches_mask(a.mask, dep_b) or reaches_mask(b.mask, dep_a):
                         continue
                     a.nodes = sorted(a.nodes + b.nodes)
@@ -447,6 +448,40 @@ class Scheduler:
                     if shared_only:  # a reads more now: groups sharing only b's reads are candidates too
                         cands, k = after(pos[b.gid]), 0
         return self.emit_kernels(groups, nodes, group_of, ops, gi)
+
+    def _node_deps(self, nodes: dict[int, Node], deps: dict[int, set[int]], gi: int) -> dict[int, list[int]]:
+        """Per node, the nodes it depends on, also through ops of its graph that are not nodes (a call
+        kpredict cannot see into): what comes after such a call depends on what the call read, so
+        nodes on its two sides are never siblings to fuse (that kernel would have to run the call)."""
+        through: dict[int, list[int]] = {}  # op that is not a node -> the nodes it depends on
+
+        def inner(x: int) -> list[int]:
+            return [e for e in deps.get(x, ()) if e not in nodes and e in self.ops and self.ops[e].graph == gi]
+
+        def expand(d: int) -> list[int]:
+            stack = [d]
+            while stack:  # post-order over the ops that are not nodes, without recursion
+                x = stack[-1]
+                todo = [e for e in inner(x) if e not in through]
+                if todo:
+                    stack.extend(todo)
+                    continue
+                stack.pop()
+                if x not in through:
+                    out = [e for e in deps.get(x, ()) if e in nodes]
+                    for e in inner(x):
+                        out.extend(through[e])
+                    through[x] = out
+            return through[d]
+
+        out: dict[int, list[int]] = {}
+        for o, n in nodes.items():
+            ds = [d for d in n.deps if d in nodes]
+            for d in n.deps:
+                if d not in nodes and d in self.ops and self.ops[d].graph == gi:
+                    ds.extend(expand(d))
+            out[o] = ds
+        return out
 
     def external_users(self, nodes: dict[int, Node], ops: list[Op], gi: int) -> dict[int, set[int]]:
         """For each node: the nodes of this graph reading its output, and -1 if it leaves the graph."""
