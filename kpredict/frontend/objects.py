@@ -382,10 +382,11 @@ class ObjectModel:
         sig = self.shared.constructed.sig
         if any(_shallow(o) != sig.get(id(o)) for o in objs):
             return None  # changed since it was built (a ModuleList appended to): not what a build gives
-        if e.given_sig is not None and e.given_sig != [_shallow(o) for o in reachable(*e.keep[0], *e.keep[1].values())]:
+        given = reachable(*e.keep[0], *e.keep[1].values())
+        if e.given_sig is not None and e.given_sig != [_shallow(o) for o in given]:
             return None  # what its arguments reach (a config) changed since: a build now could read other values
         outside: set[int] = set()  # tensors the arguments hold: shared, like the objects they hold
-        for o in reachable(*e.keep[0], *e.keep[1].values()):
+        for o in given:
             outside.update(t.vid for t in _held(o) if isinstance(t, TensorRef))
         outside.update(t.vid for t in [*e.keep[0], *e.keep[1].values()] if isinstance(t, TensorRef))
         olds: set[int] = set()
