@@ -81,9 +81,9 @@ def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: 
     return fg, it.compiled_funcs
 
 
-def init_text(module: ModuleInfo, qualname: str, entries: dict[str, dict[str, str]] | None = None) -> str | None:
+def init_text(module: ModuleInfo, qualname: str, entries: dict[str, dict[str, str]]) -> str | None:
     """`# kpredict: init d=128` above the method, else above its class, else in pyproject.toml
-    (`entries`: the file's entries there, when the caller has read them already)."""
+    (`entries`: the file's entries there, see `_entries`)."""
     from kpredict.verify.annotations import comment_block, joined
 
     cls = qualname.rsplit(".", 1)[0]
@@ -96,7 +96,7 @@ def init_text(module: ModuleInfo, qualname: str, entries: dict[str, dict[str, st
         text = joined(comment_block(module.lines, first), INIT_TAG)
         if text is not None:
             return text
-    inits = (pyproject_entries(module) if entries is None else entries).get("init", {})
+    inits = entries.get("init", {})
     for q in (qualname, cls):
         if q in inits:
             return inits[q]
@@ -257,8 +257,7 @@ EXAMPLE_TAG = "example"
 
 
 def comment_examples(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
-                     qualname: str | None = None,
-                     entries: dict[str, dict[str, str]] | None = None) -> dict[str, object] | None:
+                     qualname: str | None, entries: dict[str, dict[str, str]]) -> dict[str, object] | None:
     """Shapes from the `# kpredict: example a=randn(8) ...` comment right above a def (or its
     decorators), else from `[tool.kpredict.examples]` in pyproject.toml: the same inputs verify uses."""
     from kpredict.verify.annotations import comment_block, joined
@@ -267,7 +266,7 @@ def comment_examples(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFuncti
     first = min([fdef.lineno] + [d.lineno for d in fdef.decorator_list])
     text = joined(comment_block(module.lines, first), EXAMPLE_TAG)
     if text is None and qualname:
-        text = (pyproject_entries(module) if entries is None else entries).get("examples", {}).get(qualname)
+        text = entries.get("examples", {}).get(qualname)
     if not text:
         return None
     try:

@@ -455,30 +455,37 @@ class Scheduler:
         nodes on its two sides are never siblings to fuse (that kernel would have to run the call)."""
         through: dict[int, list[int]] = {}  # op that is not a node -> the nodes it depends on
 
-        def inner(x: int) -> list[int]:
-            return [e for e in deps.get(x, ()) if e not in nodes and e in self.ops and self.ops[e].graph == gi]
+        def passes(e: int) -> bool:
+            return e not in nodes and e in self.ops and self.ops[e].graph == gi
 
         def expand(d: int) -> list[int]:
             stack = [d]
             while stack:  # post-order over the ops that are not nodes, without recursion
                 x = stack[-1]
-                todo = [e for e in inner(x) if e not in through]
+                if x in through:
+                    stack.pop()
+                    continue
+                todo = [e for e in deps.get(x, ()) if e not in through and passes(e)]
                 if todo:
                     stack.extend(todo)
                     continue
                 stack.pop()
-                if x not in through:
-                    out = [e for e in deps.get(x, ()) if e in nodes]
-                    for e in inner(x):
+                out: list[int] = []
+                for e in deps.get(x, ()):
+                    if e in nodes:
+                        out.append(e)
+                    elif e in through:
                         out.extend(through[e])
-                    through[x] = out
+                through[x] = out
             return through[d]
 
         out: dict[int, list[int]] = {}
         for o, n in nodes.items():
-            ds = [d for d in n.deps if d in nodes]
+            ds: list[int] = []
             for d in n.deps:
-                if d not in nodes and d in self.ops and self.ops[d].graph == gi:
+                if d in nodes:
+                    ds.append(d)
+                elif passes(d):
                     ds.extend(expand(d))
             out[o] = ds
         return out
