@@ -73,6 +73,69 @@ def test_graph_break_splits_compiled_region() -> None:
     assert fn.eager.syncs == 1
 
 
+def test_an_unresolved_calls_result_is_what_later_ops_read_in_every_layer() -> None:
+    """transformers' attention comes from a registry kpredict cannot read: the call is a placeholder
+    op, and what is computed from its result (unpacked, reshaped, projected, returned and added) reads
+    the placeholder's output, in each of three layers, the two replayed ones included (their tensors
+    are remapped, not the first layer's). Checked on the op graph: which op reads which tensor is not
+    a torch figure."""
+    from kpredict.frontend.interp import build_graphs
+    from kpredict.frontend.parse import parse_module
+    from kpredict.opfacts import load_table
+
+    src = (
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n"
+        "class Attn(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.qkv = nn.Linear(64, 192)\n"
+        "        self.o = nn.Linear(64, 64)\n"
+        "    def forward(self, x):\n"
+        "        q, k, v = self.qkv(x).chunk(3, dim=-1)\n"
+        "        fn = ALL_ATTENTION_FUNCTIONS.get_interface('sdpa')\n"
+        "        out, weights = fn(self, q, k, v)\n"
+        "        return self.o(out.reshape(x.shape).contiguous()), weights\n"
+        "class Model(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.layers = nn.ModuleList([Attn() for _ in range(3)])\n"
+        "    def forward(self, x):\n"
+        "        for layer in self.layers:\n"
+        "            y, w = layer(x)\n"
+        "            x = x + y + w\n"
+        "        return x\n"
+    )
+    fg = next(g for g in build_graphs(parse_module(src, "m.py"), load_table(), Settings(target="cpu"))
+              if g.qualname == "Model.forward")
+    ops = [op for op in fg.ops if op.name in ("unknown", "linear", "add")]
+    assert [op.name for op in ops] == ["linear", "unknown", "linear", "add", "add"] * 3
+    producer = {v: op for op in fg.ops for v in op.outputs}
+
+    def feeds(op) -> set[int]:
+        """The listed ops whose results `op` reads, through views and copies only."""
+        stack, seen, found = list(op.inputs), set(), set()
+        while stack:
+            p = producer.get(stack.pop())
+            if p is None or p.oid in seen:
+                continue
+            seen.add(p.oid)
+            if p in ops:
+                found.add(ops.index(p))
+            else:
+                stack.extend(p.inputs)
+        return found
+
+    for layer in range(3):
+        i = 5 * layer
+        assert feeds(ops[i]) == ({i - 1} if layer else set())  # the previous layer's output
+        assert feeds(ops[i + 1]) == {i}  # the call reads this layer's q, k, v
+        assert feeds(ops[i + 2]) == {i + 1}  # the output projection reads the call's result
+        assert feeds(ops[i + 3]) == ({i - 1, i + 2} if layer else {i + 2})
+        assert feeds(ops[i + 4]) == {i + 3, i + 1}  # `+ w`: the call's second result, returned by the layer
+
+
 def test_a_torch_call_kpredict_does_not_know_keeps_its_inputs_and_splits_fusion() -> None:
     """`torch.ops.mylib.mystery(a)`: counted as 0 kernels and reported as not understood, but under
     torch.compile the mul that makes `a` still runs (it was dropped as dead code), and the two muls

@@ -17,7 +17,7 @@ from kpredict.frontend.interp import (
 )
 from kpredict.frontend.objects import reachable
 from kpredict.frontend.parse import ModuleInfo
-from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, Py, Seq, TensorRef
+from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, Py, Seq, TensorRef, Unknown
 from kpredict.ir import FunctionGraph, Span, TensorMeta
 from kpredict.ir import Unknown as UnknownOp
 from kpredict.opfacts import OpTable
@@ -33,6 +33,8 @@ def _returns(v: object, depth: int = 0) -> list[int]:
         return []
     if isinstance(v, TensorRef):
         return [v.vid]
+    if isinstance(v, Unknown) and v.src is not None:
+        return [v.src]
     items: list[object] = []
     if isinstance(v, Seq):
         items = v.items

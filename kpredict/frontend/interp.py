@@ -178,6 +178,8 @@ class Shared:
 def _tensors_in(v: object) -> list[TensorRef]:
     if isinstance(v, TensorRef):
         return [v]
+    if isinstance(v, Unknown) and v.src is not None:
+        return [TensorRef(v.src)]
     if isinstance(v, Seq):
         return [t for x in v.items for t in _tensors_in(x)]
     return []
@@ -215,6 +217,26 @@ def _text(e: ast.AST) -> str:
     except Exception:  # noqa: BLE001
         return type(e).__name__
     return t if len(t) <= 60 else t[:57] + "..."
+
+
+# what tensor_attr and method_call answer besides the methods in rules/
+_TENSOR_ATTRS = frozenset({"shape", "dtype", "ndim", "T", "mT", "H", "mH", "data", "device", "is_cuda",
+                           "size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
+                           "element_size", "is_floating_point", "cuda", "to", "type", "reshape_as",
+                           "expand_as", "contiguous"})
+
+
+def _as_tensor(v: object) -> object:
+    """An unknown call's result used where a tensor goes is the tensor its placeholder op wrote."""
+    if isinstance(v, Unknown) and v.src is not None:
+        return TensorRef(v.src)
+    if isinstance(v, Seq) and any(isinstance(x, Unknown) and x.src is not None for x in v.items):
+        return Seq([_as_tensor(x) for x in v.items], v.kind)
+    return v
+
+
+def _as_tensors(args: list[object], kwargs: dict[str, object]) -> tuple[list[object], dict[str, object]]:
+    return [_as_tensor(a) for a in args], {k: _as_tensor(v) for k, v in kwargs.items()}
 
 
 def _flat(values: list[object]) -> list[object]:
@@ -657,6 +679,8 @@ class Interpreter(ObjectModel):
             return [self.unary_view(v, "unbind", None) for _ in range(n)]
         if isinstance(v, SplitRef):
             return [self.piece(v) for _ in range(n)]
+        if isinstance(v, Unknown) and v.src is not None:
+            return [Unknown("unpack", v.src)] * n
         return [Unknown("unpack")] * n
 
     def piece(self, v: SplitRef) -> TensorRef:
@@ -1041,8 +1065,14 @@ class Interpreter(ObjectModel):
             return BoundBuiltin(obj, attr)
         if isinstance(obj, Seq) and obj.kind == "list" and attr in LIST_METHODS:
             return BoundBuiltin(obj, attr)
+        if isinstance(obj, Seq) and obj.kind == "tuple" and attr in ("values", "indices") and len(obj.items) == 2:
+            return obj.items[attr == "indices"]  # torch.return_types of topk, sort, max(dim=...): a named tuple
         if isinstance(obj, Dict) and attr in DICT_METHODS:
             return BoundBuiltin(obj, attr)
+        if isinstance(obj, Unknown) and obj.src is not None:
+            if attr in _TENSOR_ATTRS or self.table.for_method(attr) is not None:
+                return self.tensor_attr(TensorRef(obj.src), attr, node)  # type: ignore[arg-type]
+            return Unknown(attr, obj.src)  # `outputs.last_hidden_state`
         return Unknown(attr)
 
     def tensor_attr(self, t: TensorRef, attr: str, node: ast.AST) -> object:
@@ -1143,6 +1173,10 @@ class Interpreter(ObjectModel):
             return self.dotted_call(f.dotted, args, kwargs, node, frame)
         if isinstance(f, FileMod):
             return self.opaque_call(f.path, args, kwargs, node, foreign=False)
+        if isinstance(f, Unknown) and f.src is not None:
+            if not any(isinstance(a, (TensorRef, Unknown)) for a in _flat(list(args) + list(kwargs.values()))):
+                return Unknown(f.what, f.src)  # `out.to_tuple()`: still what the call it came from made
+            return self.opaque_call(f.what, [TensorRef(f.src), *args], kwargs, node, foreign=False)
         return self.opaque_call(getattr(f, "what", "") or getattr(f, "name", "") or (
                 "Py" if isinstance(f, Py) else type(f).__name__), args, kwargs,
                                 node, foreign=False)
@@ -1151,19 +1185,21 @@ class Interpreter(ObjectModel):
                     foreign: bool = True) -> object:
         """A call kpredict cannot see into. With tensor arguments it is reported as unknown; when it
         is code outside torch (`foreign`), torch.compile cannot trace it either: a graph break."""
-        tensors = [a for a in _flat(list(args) + list(kwargs.values())) if isinstance(a, TensorRef)]
+        tensors = [a for a in map(_as_tensor, _flat(list(args) + list(kwargs.values()))) if isinstance(a, TensorRef)]
         if tensors:
             self.unknown(node, name or "call")
-            # a placeholder op: what the call reads stays live under torch.compile (it is not dead code)
-            self.emit(OpFact(name="unknown", category="unknown"), node, tensors, [], category="unknown")
+            # what the call reads stays live under torch.compile (it is not dead code), and what is
+            # computed from its result depends on it
+            out = self.placeholder(tensors, name or "call", node, like_input=True)
             if foreign:
                 self.graph_break(node, f"call to {name}, code kpredict cannot see into, with tensor arguments")
-            return Unknown(name)
+            return Unknown(name, out.vid)
         return Unknown(name)
 
     def dotted_call(self, dotted: str, args: list[object], kwargs: dict[str, object], node: ast.AST, frame: Frame) -> object:
         if dotted.startswith("builtins."):
             return self.builtin_call(dotted[9:], args, kwargs, node)
+        args, kwargs = _as_tensors(args, kwargs)
         if self.is_compile(ModRef(dotted)):
             if args:
                 return CompiledRef(args[0])
@@ -1215,11 +1251,7 @@ class Interpreter(ObjectModel):
             tensors = [a for a in _flat(list(args) + list(kwargs.values())) if isinstance(a, TensorRef)]
             if tensors:
                 self.unknown(node, dotted)
-                out = self.new_tensor(TensorMeta(), name=dotted)
-                # a placeholder op: what the call reads stays live under torch.compile, and what it
-                # returns depends on it (nothing fuses across it)
-                self.emit(OpFact(name="unknown", category="unknown"), node, tensors, [out], category="unknown")
-                return out
+                return self.placeholder(tensors, dotted, node)  # nothing fuses across it
             return Opaque(dotted)
         if dotted.split(".")[0] in ("einops", "typing", "dataclasses", "functools", "itertools", "operator",
                                     "copy", "warnings", "logging"):
@@ -1378,6 +1410,7 @@ class Interpreter(ObjectModel):
 
     # ------------------------------------------------------------------ operators
     def binop(self, op: type, a: object, b: object, node: ast.AST) -> object:
+        a, b = _as_tensor(a), _as_tensor(b)
         if isinstance(a, TensorRef) or isinstance(b, TensorRef):
             if op in (ast.LShift, ast.RShift):
                 self.unknown(node, "shift")
@@ -1417,6 +1450,8 @@ class Interpreter(ObjectModel):
 
     def unaryop(self, e: ast.UnaryOp, frame: Frame) -> object:
         v = self.ev(e.operand, frame)
+        if isinstance(v, Unknown) and v.src is not None and not isinstance(e.op, ast.Not):
+            v = TensorRef(v.src)
         if isinstance(v, TensorRef):
             if isinstance(e.op, ast.USub):
                 return self.method_call(v, "__neg__", [], {}, e)
@@ -1537,6 +1572,8 @@ class Interpreter(ObjectModel):
             return Unknown(_text(e)) if isinstance(got, Unknown) else got
         if isinstance(obj, Instance):
             return self.instance_item(obj, idx, e, frame)
+        if isinstance(obj, Unknown) and obj.src is not None:
+            return Unknown(_text(e), obj.src)
         return Unknown(_text(e))
 
     def instance_item(self, obj: Instance, idx: object, node: ast.AST, frame: Frame) -> object:
@@ -1705,7 +1742,12 @@ class Interpreter(ObjectModel):
         fact = self.table.for_method(name)
         if fact is None:
             self.unknown(node, f"Tensor.{name}")
-            return self.new_tensor(TensorMeta(), name=name)
+            if name.endswith("_") and not name.endswith("__"):  # in-place by torch's naming: it writes t
+                tensors = [a for a in map(_as_tensor, _flat([t, *args, *kwargs.values()])) if isinstance(a, TensorRef)]
+                self.emit(OpFact(name="unknown", category="unknown"), node, tensors, [t], mutates=(t.vid,),
+                          category="unknown")
+                return t
+            return self.placeholder([t, *args, *kwargs.values()], name, node)
         return self.apply_fact(fact, t, args, kwargs, node)
 
     def to_call(self, t: TensorRef, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
@@ -1725,8 +1767,22 @@ class Interpreter(ObjectModel):
         fact = self.table.for_method(opname) or self.table.ops.get(opname)
         if fact is None:
             self.unknown(node, opname)
-            return self.new_tensor(TensorMeta(), name=opname)
+            return self.placeholder([t, *args, *kwargs.values()], opname, node)
         return self.apply_fact(fact, t, args, kwargs, node)
+
+    def placeholder(self, values: list[object], name: str, node: ast.AST, like_input: bool = False) -> TensorRef:
+        """The result of a tensor op kpredict does not know: 0 kernels, but it reads the tensors among
+        `values` and writes its result, so the graph keeps what it depends on. `like_input`: its dtype
+        and device are taken to be its first input's (model code's unknown calls are attention and
+        activation functions, which keep them), so a later `.float()` is not counted as a copy."""
+        tensors = [a for a in map(_as_tensor, _flat(values)) if isinstance(a, TensorRef)]
+        meta = TensorMeta()
+        if like_input and tensors:
+            first = self.meta(tensors[0])
+            meta = TensorMeta(None, first.dtype, first.device)
+        out = self.new_tensor(meta, name=name)
+        self.emit(OpFact(name="unknown", category="unknown"), node, tensors, [out], category="unknown")
+        return out
 
     def make_view(self, base: TensorRef, meta: TensorMeta, contiguous: bool, name: str, node: ast.AST) -> TensorRef:
         fact = self.table.ops.get(name) or self.fact("view")
@@ -1747,6 +1803,7 @@ class Interpreter(ObjectModel):
                    node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
         from kpredict.frontend.opsem import apply_op
 
+        args, kwargs = _as_tensors(args, kwargs)
         return apply_op(self, fact, t, args, kwargs, node, category=category, quiet=quiet)
 
 

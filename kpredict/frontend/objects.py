@@ -398,6 +398,8 @@ class ObjectModel:
                 elif isinstance(v, (FuncRef, MethodRef, BoundBuiltin, Super, CompiledRef)):
                     if not isinstance(v, FuncRef) or v.bound is not None:
                         return None
+                elif isinstance(v, Unknown) and v.src is not None:
+                    return None  # an unknown call's result kept by a build: built again rather than mapped
         sh, fg = self.shared, self.fg
         vmap = {old: sh.next_vid() for old in sorted(olds)}  # in build order, as a fresh build numbers them
         for old, new in vmap.items():

@@ -136,6 +136,9 @@ def signature(it: Interpreter, parts: list[object]) -> Signature:
             except TypeError:
                 raise _NoSummary() from None
             out.append(("P", type(v.value).__name__, v.value))
+        elif isinstance(v, Unknown) and v.src is not None:
+            out.append(("U", v.what))
+            stack.append(TensorRef(v.src))  # the tensor it stands for is a leaf, mapped like the others
         elif isinstance(v, (Sym, SymObj, Opaque, Unknown, ModRef, ClassRef)):
             out.append(v)
         elif isinstance(v, FuncRef) and v.bound is None:
@@ -176,6 +179,8 @@ def _check_result(v: object, pre: set[int], made: set[int], depth: int = 0) -> N
 def _map_result(v: object, vmap: dict[int, int], copies: dict[int, object]) -> object:
     if isinstance(v, TensorRef):
         return TensorRef(vmap.get(v.vid, v.vid))
+    if isinstance(v, Unknown) and v.src is not None:
+        return Unknown(v.what, vmap.get(v.src, v.src))
     if isinstance(v, Seq):
         c = copies.get(id(v))
         if c is None:

@@ -97,9 +97,12 @@ class SymObj:
 
 @dataclass(frozen=True, slots=True)
 class Unknown:
-    """A value kpredict cannot see into; it may or may not be a tensor."""
+    """A value kpredict cannot see into; it may or may not be a tensor. `src` is the result tensor of
+    the placeholder op of the call it came from: used as a tensor, it is that tensor, so what is
+    computed from an attention function kpredict cannot resolve still depends on its inputs."""
 
     what: str = ""
+    src: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
