@@ -1714,6 +1714,7 @@ class Interpreter(ObjectModel):
     # ------------------------------------------------------------------ tensor methods and ops
     def method_call(self, t: TensorRef, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         m = self.meta(t)
+        args, kwargs = _as_tensors(args, kwargs)
         if name in ("reshape_as", "expand_as") and args and isinstance(args[0], TensorRef):
             return self.apply(name[:-3], t, [ShapeRef(args[0].vid)], {}, node)
         if name in ("size", "shape"):
