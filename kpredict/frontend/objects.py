@@ -264,7 +264,14 @@ class ObjectModel:
 
     def is_dataclass(self, c: ClassRef) -> bool:
         cdef = self.class_def(c)
-        return cdef is not None and bool(_decorator_names(cdef) & {"dataclass", "dataclasses", "define", "frozen"})
+        if cdef is None:
+            return False
+        if _decorator_names(cdef) & {"dataclass", "dataclasses", "define", "frozen"}:
+            return True
+        # PEP 681: subclasses of a class decorated with @dataclass_transform are dataclasses (their
+        # base makes them so, as transformers' PreTrainedConfig does in __init_subclass__)
+        return any("dataclass_transform" in _decorator_names(d) for k in self.mro(c)[1:]
+                   if (d := self.class_def(k)) is not None)
 
     def class_level(self, c: ClassRef, attr: str) -> object:
         """A class-level assignment `attr = value` in the body of class `c` (evaluated once)."""
