@@ -66,6 +66,22 @@ class OpTable:
     modules: dict[str, dict]  # torch.nn module class -> catalogue entry (issue 4)
     version: str
     functions: dict[str, dict] = field(default_factory=dict)  # functional decompositions (modules.toml)
+    # model libraries the analyzed tree does not hold (libraries.toml)
+    registries: dict[str, dict] = field(default_factory=dict)  # dotted mapping -> {instances, entries}
+    library_classes: dict[str, str] = field(default_factory=dict)  # dotted class -> catalogue module
+    traceable: tuple[str, ...] = ()  # dotted prefixes Dynamo traces without a graph break
+    library_names: frozenset[str] = frozenset()  # every dotted name libraries.toml describes
+    containers: tuple[str, ...] = ()  # dotted prefixes whose classes are output containers (ModelOutput)
+
+    def library_name(self, dotted: str) -> bool:
+        """Whether `dotted` is a name libraries.toml describes (or lies under a traceable module)."""
+        return dotted in self.library_names or self.is_traceable(dotted)
+
+    def is_traceable(self, dotted: str) -> bool:
+        return any(dotted == t or dotted.startswith(t + ".") for t in self.traceable)
+
+    def is_container(self, dotted: str) -> bool:
+        return any(dotted.startswith(t + ".") for t in self.containers)
 
     def for_api(self, dotted: str) -> OpFact | None:
         name = self.api.get(dotted)
@@ -148,9 +164,20 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
     for k, v in list(methods.items()):
         if v not in ops:
             del methods[k]
+    libs_path = d / "libraries.toml"
+    libs = tomllib.loads(libs_path.read_text()) if libs_path.is_file() else {}
+    modules = {**mods.get("module", {}), **libs.get("module", {})}
+    functions = {**mods.get("function", {}), **libs.get("function", {})}
+    library_classes = {dotted: name for name, m in libs.get("module", {}).items() for dotted in m.get("api", [])}
     version = f"{gen.get('meta', {}).get('torch', 'none')}+{hand.get('meta', {}).get('version', '0')}"
-    return OpTable(ops=ops, api=api, methods=methods, modules=mods.get("module", {}), version=version,
-                   functions=mods.get("function", {}))
+    if libs:
+        version += f"+lib{libs.get('meta', {}).get('version', '0')}"
+    registries = libs.get("registry", {})
+    names = {*registries, *library_classes, *(a for f in libs.get("function", {}).values() for a in f.get("api", []))}
+    return OpTable(ops=ops, api=api, methods=methods, modules=modules, version=version, functions=functions,
+                   registries=registries, library_classes=library_classes,
+                   traceable=tuple(libs.get("traceable", {}).get("modules", [])), library_names=frozenset(names),
+                   containers=tuple(libs.get("containers", {}).get("modules", [])))
 
 
 def load_targets(rules_dir: Path | None = None) -> dict[str, dict]:

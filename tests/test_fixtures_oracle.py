@@ -18,7 +18,7 @@ from kpredict.verify.runner import run_verify  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 FILES = sorted(
     p for p in (REPO / "fixtures").rglob("*.py")
-    if "# kpredict: example" in p.read_text() and p.parent.name != "models"
+    if "# kpredict: example" in p.read_text() and p.parent.name not in ("models", "libraries")
 )
 
 

@@ -74,7 +74,7 @@ def test_graph_break_splits_compiled_region() -> None:
 
 
 def test_an_unresolved_calls_result_is_what_later_ops_read_in_every_layer() -> None:
-    """transformers' attention comes from a registry kpredict cannot read: the call is a placeholder
+    """Attention from a registry kpredict cannot read (a kernels library): the call is a placeholder
     op, and what is computed from its result (unpacked, reshaped, projected, returned and added) reads
     the placeholder's output, in each of three layers, the two replayed ones included (their tensors
     are remapped, not the first layer's). Checked on the op graph: which op reads which tensor is not
@@ -86,7 +86,7 @@ def test_an_unresolved_calls_result_is_what_later_ops_read_in_every_layer() -> N
     src = (
         "import torch\n"
         "import torch.nn as nn\n"
-        "from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n"
+        "from attention_kernels import REGISTRY\n"
         "class Attn(nn.Module):\n"
         "    def __init__(self):\n"
         "        super().__init__()\n"
@@ -94,7 +94,7 @@ def test_an_unresolved_calls_result_is_what_later_ops_read_in_every_layer() -> N
         "        self.o = nn.Linear(64, 64)\n"
         "    def forward(self, x):\n"
         "        q, k, v = self.qkv(x).chunk(3, dim=-1)\n"
-        "        fn = ALL_ATTENTION_FUNCTIONS.get_interface('sdpa')\n"
+        "        fn = REGISTRY.get_interface('sdpa')\n"
         "        out, weights = fn(self, q, k, v)\n"
         "        return self.o(out.reshape(x.shape).contiguous()), weights\n"
         "class Model(nn.Module):\n"

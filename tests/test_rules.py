@@ -87,7 +87,8 @@ def test_generated_file_shape():
 def test_loader_reads_both_files(table):
     gen, hand = _toml("generated.toml"), _toml("ops.toml")
     assert set(gen["op"]) | set(hand["op"]) == set(table.ops)
-    assert table.version == f"{gen['meta']['torch']}+{hand['meta']['version']}"
+    libs = _toml("libraries.toml")
+    assert table.version == f"{gen['meta']['torch']}+{hand['meta']['version']}+lib{libs['meta']['version']}"
     for fact in table.ops.values():
         assert fact.category in opfacts.CATEGORIES, fact
         assert set(fact.compiled.values()) <= COMPILED_VALUES, fact

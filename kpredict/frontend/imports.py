@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from functools import lru_cache
 
 from kpredict.frontend.parse import ModuleInfo, ParseError, parse_module
@@ -121,4 +122,24 @@ def resolve(importer: str, dotted: str) -> tuple[str, list[str]] | None:
         hit = _module_file(base, parts)
         if hit is not None and os.path.abspath(hit[0]) != os.path.abspath(importer):
             return hit[0], parts[hit[1]:]
+    return None
+
+
+def library_name(importer: str, dotted: str, known: Callable[[str], bool]) -> str | None:
+    """The absolute name of a relative import that leaves the analyzed tree, when the folder it points
+    to ends in a library that rules/libraries.toml describes: `...activations.ACT2FN` imported by
+    transformers/models/llama/modeling_llama.py, in a checkout of only transformers/models/, is
+    `transformers.activations.ACT2FN`."""
+    level = len(dotted) - len(dotted.lstrip("."))
+    if not level or not importer or importer.startswith("<"):
+        return None
+    rest = [p for p in dotted[level:].split(".") if p]
+    base = os.path.dirname(os.path.abspath(importer))
+    for _ in range(level - 1):
+        base = os.path.dirname(base)
+    parts = [p for p in base.split(os.sep) if p]
+    for k in range(1, min(4, len(parts)) + 1):
+        cand = ".".join(parts[-k:] + rest)
+        if known(cand):
+            return cand
     return None

@@ -19,7 +19,7 @@ from kpredict.frontend.summaries import Summaries
 from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
 from kpredict.frontend.parse import ModuleInfo, import_table
 from kpredict.frontend.values import (
-    CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
+    CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
     Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Unknown,
 )
 from kpredict.ir import FunctionGraph, GraphBreak, Op, Span, TensorMeta, Value
@@ -164,6 +164,9 @@ class Shared:
             "__kp_only__": ModRef("kpredict.hook.only"),
             "__kp_target__": ModRef("kpredict.hook.target"),
             "__kp_contiguous__": ModRef("kpredict.hook.contiguous"),
+            "__kp_known__": ModRef("kpredict.hook.known"),
+            "__kp_assume__": ModRef("kpredict.hook.assume"),
+            "__kp_unknown__": ModRef("kpredict.hook.unknown"),
         }
 
     def next_vid(self) -> int:
@@ -1048,6 +1051,8 @@ class Interpreter(ObjectModel):
         if isinstance(obj, TensorRef):
             return self.tensor_attr(obj, attr, node)
         if isinstance(obj, Instance):
+            if obj.mod == CONTAINER:  # a library's output container: a field, None when not given
+                return obj.attrs.get(attr, Py(None))
             return self.instance_attr(obj, attr, node)
         if isinstance(obj, Super):
             return self.super_attr(obj, attr, node)
@@ -1231,6 +1236,8 @@ class Interpreter(ObjectModel):
             if fact.shape in ("creation", "creation_full", "arange") or self_t is None:
                 return self.apply_fact(fact, None, args, kwargs, node)
             return self.apply_fact(fact, self_t, args[1:], kwargs, node)
+        if self.table.is_container(dotted):  # BaseModelOutput(last_hidden_state=h): its fields, no op
+            return Instance(dotted.rsplit(".", 1)[-1], dict(kwargs), CONTAINER)
         if dotted in _CONTEXTS or dotted in _HOST_ONLY or dotted.startswith("torch.backends") or dotted.startswith("torch.profiler"):
             return Opaque(dotted)
         if dotted in _PY_FUNCS:
@@ -1256,7 +1263,7 @@ class Interpreter(ObjectModel):
         if dotted.split(".")[0] in ("einops", "typing", "dataclasses", "functools", "itertools", "operator",
                                     "copy", "warnings", "logging"):
             return self.opaque_call(dotted, args, kwargs, node, foreign=False)  # Dynamo traces these
-        return self.opaque_call(dotted, args, kwargs, node)
+        return self.opaque_call(dotted, args, kwargs, node, foreign=not self.table.is_traceable(dotted))
 
     def builtin_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         vals = [py(a, _MISSING) for a in args]
@@ -1574,12 +1581,26 @@ class Interpreter(ObjectModel):
             return self.instance_item(obj, idx, e, frame)
         if isinstance(obj, Unknown) and obj.src is not None:
             return Unknown(_text(e), obj.src)
+        if isinstance(obj, ModRef) and obj.dotted in self.table.registries:
+            return self.registry_item(obj.dotted, idx, e)
         return Unknown(_text(e))
+
+    def registry_item(self, dotted: str, key: object, node: ast.AST) -> object:
+        """`ACT2FN["gelu_new"]`: a library's mapping looked up with a constant key (rules/libraries.toml)."""
+        reg = self.table.registries[dotted]
+        hit = reg.get("entries", {}).get(key.value) if isinstance(key, Py) and isinstance(key.value, str) else None
+        if hit is None:
+            return Unknown(f"{dotted.rsplit('.', 1)[-1]}[{key.value if isinstance(key, Py) else '?'}]")
+        cls = ClassRef(hit["module"], CATALOGUE)
+        if not reg.get("instances", True):
+            return cls
+        kwargs: dict[str, object] = {k: Py(v) for k, v in hit.get("kwargs", {}).items()}
+        return self.construct(cls, [], kwargs, node)
 
     def instance_item(self, obj: Instance, idx: object, node: ast.AST, frame: Frame) -> object:
         """`out[0]` / `out["logits"]`: dataclass outputs (ModelOutput) index their non-None fields;
         other classes run their own __getitem__."""
-        if any(self.is_dataclass(k) for k in self.mro(ClassRef(obj.cls, obj.mod))):
+        if obj.mod == CONTAINER or any(self.is_dataclass(k) for k in self.mro(ClassRef(obj.cls, obj.mod))):
             if self.shared.summaries.reading:
                 for name in obj.attrs:  # which fields are None decides the item
                     self.shared.summaries.read(obj, name)

@@ -101,7 +101,7 @@ class ObjectModel:
     def catalogue_class(self, dotted: str) -> str | None:
         """`torch.nn.Linear`, `torch.nn.modules.linear.Linear` -> 'Linear' when the catalogue has it."""
         if not dotted.startswith("torch.nn."):
-            return None
+            return self.table.library_classes.get(dotted)  # transformers.activations.NewGELUActivation
         name = dotted.rsplit(".", 1)[-1]
         return name if f"{name}.__init__" in self.catalogue().functions else None
 
@@ -172,6 +172,10 @@ class ObjectModel:
         self.shared.import_cache[cache_key] = ModRef(dotted)  # cycle guard
         hit = I.resolve(self.path_of(key), dotted)
         value: object = ModRef(dotted)
+        if hit is None and dotted.startswith("."):  # outside the tree: a library rules/ describes?
+            known = I.library_name(self.path_of(key), dotted, self.table.library_name)
+            if known is not None:
+                value = ModRef(known)
         if hit is not None:
             path, rest = hit
             if not rest:
@@ -888,6 +892,13 @@ class ObjectModel:
             return Py(self.settings.target)
         if name == "contiguous" and args and isinstance(args[0], TensorRef):
             return Py(self.value(args[0]).contiguous)
+        if name == "known":  # whether a value is known statically (libraries.toml picks a default if not)
+            return Py(bool(args) and isinstance(args[0], Py))
+        if name == "assume" and args and isinstance(args[0], Py):
+            self.assume(f"line {getattr(self.anchor or node, 'lineno', 0)}: {args[0].value}")
+            return Py(None)
+        if name == "unknown" and args and isinstance(args[0], Py):
+            return Unknown(str(args[0].value))
         return Unknown(name)
 
     def make_param(self, shape: object, dtype: object) -> object:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 CATALOGUE = "<torch.nn catalogue>"  # module key of the stub classes built from rules/modules.toml
+CONTAINER = "<library container>"  # module key of a library's output container (transformers' ModelOutput)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,84 @@
+"""rules/libraries.toml: transformers' helpers that model code imports, when transformers is not part
+of the analyzed tree.
+
+The figures are torch's, never typed here: fixtures/observed/cpu-transformers-5.25.0.json holds what
+the CPU oracle measured with transformers installed (checked by tests/test_observed.py without it),
+and the live test below re-measures when transformers is importable.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from kpredict.api import analyze_file, analyze_source
+from kpredict.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE = REPO / "fixtures" / "libraries" / "transformers_lib.py"
+
+
+@pytest.mark.oracle
+@pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="transformers is not installed")
+def test_library_fixture_matches_cpu_oracle_live() -> None:
+    pytest.importorskip("torch")
+    from kpredict.verify.runner import run_verify
+
+    res = run_verify(str(FIXTURE), "*", device="cpu", timeout=1200)
+    assert res.error is None, res.error
+    wrong = [f.qualname for f in res.functions if not f.match]
+    assert res.functions and not wrong, wrong
+
+
+def test_fixture_understands_every_library_call() -> None:
+    """Nothing in the fixture is left as an unknown call: the library rules describe each one."""
+    rep = analyze_file(FIXTURE, Settings(target="cpu"))
+    assert rep.error is None
+    assert {f.qualname: [u.name for u in f.unknown] for f in rep.functions if f.unknown} == {}
+
+
+def test_relative_import_out_of_a_partial_tree_finds_the_library(tmp_path: Path) -> None:
+    """A checkout of transformers/models/ only: `from ...activations import ACT2FN` leaves the tree,
+    and is read as transformers.activations.ACT2FN because the folder it points to is `transformers`."""
+    pkg = tmp_path / "transformers" / "models" / "tiny"
+    pkg.mkdir(parents=True)
+    (tmp_path / "transformers" / "models" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    src = (
+        "import torch\n"
+        "from torch import nn\n"
+        "from ...activations import ACT2FN\n"
+        "from ...modeling_outputs import BaseModelOutput\n"
+        "class MLP(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.act = ACT2FN['quick_gelu']\n"
+        "    def forward(self, x):\n"
+        "        return BaseModelOutput(last_hidden_state=self.act(x))\n"
+    )
+    (pkg / "modeling_tiny.py").write_text(src)
+    rep = analyze_file(pkg / "modeling_tiny.py", Settings(target="cpu"), only="MLP.forward")
+    fn = rep.functions[0]
+    assert fn.unknown == [] and fn.compiled.graph_breaks == []
+    # the same module as fixtures/libraries/transformers_lib.py::act_quick_gelu, whose figures torch measured
+    ref = analyze_file(FIXTURE, Settings(target="cpu"), only="act_quick_gelu").functions[0]
+    assert (fn.eager.kernels, fn.compiled.kernels) == (ref.eager.kernels, ref.compiled.kernels)
+    elsewhere = tmp_path / "other" / "models" / "tiny"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "modeling_tiny.py").write_text(src)
+    other = analyze_file(elsewhere / "modeling_tiny.py", Settings(target="cpu"), only="MLP.forward").functions[0]
+    assert other.unknown, "a folder not named after the library is not taken for it"
+
+
+def test_unknown_attention_implementation_is_taken_as_sdpa_and_says_so() -> None:
+    src = (
+        "from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n"
+        "def attend(module, q, k, v, impl):\n"
+        "    fn = ALL_ATTENTION_FUNCTIONS.get_interface(impl, None)\n"
+        "    return fn(module, q, k, v, None)[0]\n"
+    )
+    fn = analyze_source(src, settings=Settings(target="cpu")).functions[0]
+    assert any("taken as 'sdpa'" in a for a in fn.assumptions)
+    assert "scaled_dot_product_attention" in [r.op for r in fn.ops] and fn.unknown == []
