@@ -496,7 +496,12 @@ class ObjectModel:
             self.assume(f"{c.name}() field defaults: {', '.join(given)}", force=True)
         post = next((k for k in self.mro(c) if self.func_def(k.mod, f"{k.name}.__post_init__")), None)
         if post is not None:
-            self.run_function(f"{post.name}.__post_init__", [], {}, bound=inst, mod=post.mod)
+            # keyword arguments that are not fields go to a __post_init__(self, **kwargs), as dataclasses
+            # wrapped to accept them do (huggingface_hub's strict(accept_kwargs=True): transformers' configs)
+            fdef = self.func_def(post.mod, f"{post.name}.__post_init__")
+            names = {name for name, _ in self.dataclass_fields(c)}
+            extra = {k: v for k, v in kwargs.items() if k not in names} if fdef.args.kwarg is not None else {}
+            self.run_function(f"{post.name}.__post_init__", [], extra, bound=inst, mod=post.mod)
 
     def sym(self, name: str) -> object:
         """A named unknown int, or its value when `--dim name=N` fixes it."""
