@@ -239,6 +239,9 @@ def _as_tensor(v: object) -> object:
 
 
 def _as_tensors(args: list[object], kwargs: dict[str, object]) -> tuple[list[object], dict[str, object]]:
+    if not any(isinstance(a, (Unknown, Seq)) for a in args) and \
+            not any(isinstance(v, (Unknown, Seq)) for v in kwargs.values()):
+        return args, kwargs  # the common case: nothing to convert, nothing copied
     return [_as_tensor(a) for a in args], {k: _as_tensor(v) for k, v in kwargs.items()}
 
 
