@@ -72,6 +72,7 @@ class OpTable:
     traceable: tuple[str, ...] = ()  # dotted prefixes Dynamo traces without a graph break
     library_names: frozenset[str] = frozenset()  # every dotted name libraries.toml describes
     containers: tuple[str, ...] = ()  # dotted prefixes whose classes are output containers (ModelOutput)
+    overrides: dict[str, str] = field(default_factory=dict)  # dotted function -> catalogue function, in-tree too
 
     def library_name(self, dotted: str) -> bool:
         """Whether `dotted` is a name libraries.toml describes (or lies under a traceable module)."""
@@ -177,7 +178,9 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
     return OpTable(ops=ops, api=api, methods=methods, modules=modules, version=version, functions=functions,
                    registries=registries, library_classes=library_classes,
                    traceable=tuple(libs.get("traceable", {}).get("modules", [])), library_names=frozenset(names),
-                   containers=tuple(libs.get("containers", {}).get("modules", [])))
+                   containers=tuple(libs.get("containers", {}).get("modules", [])),
+                   overrides={a: name for name, f in libs.get("function", {}).items() if f.get("override")
+                              for a in f.get("api", [])})
 
 
 def load_targets(rules_dir: Path | None = None) -> dict[str, dict]:

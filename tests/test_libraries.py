@@ -82,3 +82,39 @@ def test_unknown_attention_implementation_is_taken_as_sdpa_and_says_so() -> None
     fn = analyze_source(src, settings=Settings(target="cpu")).functions[0]
     assert any("taken as 'sdpa'" in a for a in fn.assumptions)
     assert "scaled_dot_product_attention" in [r.op for r in fn.ops] and fn.unknown == []
+
+
+def test_override_replaces_the_librarys_own_function_in_the_tree(tmp_path: Path) -> None:
+    """With transformers' own files in the tree, PreTrainedModel._check_and_adjust_attn_implementation
+    (whose checks of installed kernels do not resolve statically) is read from rules/libraries.toml:
+    'sdpa' when the model class sets _supports_sdpa, else 'eager'."""
+    pkg = tmp_path / "transformers"
+    (pkg / "models" / "tiny").mkdir(parents=True)
+    for init in (pkg, pkg / "models", pkg / "models" / "tiny"):
+        (init / "__init__.py").write_text("")
+    (pkg / "modeling_utils.py").write_text(
+        "import importlib\n"
+        "from torch import nn\n"
+        "class PreTrainedModel(nn.Module):\n"
+        "    _supports_sdpa = False\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__()\n"
+        "        self.impl = self._check_and_adjust_attn_implementation(None, is_init_check=True)\n"
+        "    def _check_and_adjust_attn_implementation(self, attn_implementation, is_init_check=False,\n"
+        "                                              allow_all_kernels=False):\n"
+        "        return importlib.import_module('kernels').pick(attn_implementation)\n"
+    )
+    (pkg / "models" / "tiny" / "modeling_tiny.py").write_text(
+        "import torch\n"
+        "from ...modeling_utils import PreTrainedModel\n"
+        "class WithSdpa(PreTrainedModel):\n"
+        "    _supports_sdpa = True\n"
+        "    def forward(self, x):\n"
+        "        return x.sin() if self.impl == 'sdpa' else x.cos()\n"
+        "class Without(PreTrainedModel):\n"
+        "    def forward(self, x):\n"
+        "        return x.sin() if self.impl == 'sdpa' else x.cos()\n"
+    )
+    rep = analyze_file(pkg / "models" / "tiny" / "modeling_tiny.py", Settings(target="cpu"))
+    ops = {f.qualname: [r.op for r in f.ops] for f in rep.functions}
+    assert ops["WithSdpa.forward"] == ["sin"] and ops["Without.forward"] == ["cos"]

@@ -143,3 +143,15 @@ def library_name(importer: str, dotted: str, known: Callable[[str], bool]) -> st
         if known(cand):
             return cand
     return None
+
+
+@lru_cache(maxsize=1024)
+def module_dotted(path: str) -> str:
+    """The dotted module name of a file of the tree, from the folder that holds its top-level package:
+    .../site/transformers/modeling_utils.py -> transformers.modeling_utils."""
+    path = os.path.abspath(path)
+    rel = os.path.relpath(os.path.splitext(path)[0], package_root(os.path.dirname(path)))
+    parts = [p for p in rel.split(os.sep) if p and p != "."]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)

@@ -655,7 +655,11 @@ class Interpreter(ObjectModel):
         elif isinstance(target, ast.Attribute):
             obj = self.ev(target.value, frame)
             if isinstance(obj, Instance):
-                obj.attrs[target.attr] = v
+                setter = self.setter_of(obj, target.attr)
+                if setter is not None:  # `self.x = v` where the class has `@x.setter`
+                    self.run_function(setter[0], [v], {}, bound=obj, node=node, mod=setter[1])
+                else:
+                    obj.attrs[target.attr] = v
         elif isinstance(target, ast.Subscript):
             obj = self.ev(target.value, frame)
             if isinstance(obj, TensorRef):
@@ -1148,6 +1152,11 @@ class Interpreter(ObjectModel):
         if isinstance(f, MethodRef):
             return self.method_call(TensorRef(f.vid), f.name, args, kwargs, node)
         if isinstance(f, FuncRef):
+            if f.mod is not None and f.mod != CATALOGUE and self.table.overrides:
+                over = self.override_for(f)
+                if over is not None:  # a library function rules/libraries.toml describes in its place
+                    bound = [f.bound] if f.bound is not None else []
+                    return self.run_function(over, [*bound, *args], kwargs, node=node, mod=CATALOGUE)
             if self.func_def(f.mod, f.qualname) is not None:
                 if f.mod is None and self.stack and self.stack[0] == "<module>" and len(self.stack) == 1:
                     self.call_sites.setdefault(f.qualname, [args, kwargs])
@@ -1587,6 +1596,15 @@ class Interpreter(ObjectModel):
         if isinstance(obj, ModRef) and obj.dotted in self.table.registries:
             return self.registry_item(obj.dotted, idx, e)
         return Unknown(_text(e))
+
+    def override_for(self, f: FuncRef) -> str | None:
+        """The catalogue function that replaces `f` (a function of another file of the tree), if any."""
+        tail = "." + f.qualname
+        if not any(d.endswith(tail) for d in self.table.overrides):
+            return None
+        from kpredict.frontend.imports import module_dotted
+
+        return self.table.overrides.get(f"{module_dotted(self.path_of(f.mod))}.{f.qualname}")
 
     def registry_item(self, dotted: str, key: object, node: ast.AST) -> object:
         """`ACT2FN["gelu_new"]`: a library's mapping looked up with a constant key (rules/libraries.toml)."""

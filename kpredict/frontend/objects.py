@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from kpredict.frontend import imports as I
 from kpredict.frontend.catalogue import catalogue_module, function_api, variant_method
-from kpredict.frontend.parse import ModuleInfo
+from kpredict.frontend.parse import SETTER, ModuleInfo
 from kpredict.frontend.values import (
     CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef, NNModule,
     Opaque, Py, Seq, Super, Sym, SymObj, TensorRef, Unknown,
@@ -593,6 +593,16 @@ class ObjectModel:
         if inst.cls.endswith(CONFIG_SUFFIXES):
             return self.sym(attr)
         return Unknown(f"self.{attr}")
+
+    def setter_of(self, inst: Instance, attr: str) -> tuple[str, str | None] | None:
+        """The property setter `inst.attr = v` runs: (qualname, module), or None for a plain attribute."""
+        if attr in inst.attrs or inst.mod == CATALOGUE:
+            return None
+        for k in self.mro(ClassRef(inst.cls, inst.mod)):
+            qual = f"{k.name}.{attr}{SETTER}"
+            if self.func_def(k.mod, qual) is not None:
+                return qual, k.mod
+        return None
 
     def super_attr(self, s: Super, attr: str, node: ast.AST | None) -> object:
         obj = s.obj

@@ -18,6 +18,18 @@ class ParseError(Exception):
     """A file that cannot be analyzed: the message is one line, ready for `path: error: ...`."""
 
 
+SETTER = "<setter>"  # suffix of the qualname a property's setter is kept under
+
+
+def _property_accessor(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """'setter' / 'deleter' for `@name.setter` / `@name.deleter` methods, else None."""
+    for d in fdef.decorator_list:
+        if isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter") and isinstance(d.value, ast.Name) \
+                and d.value.id == fdef.name:
+            return d.attr
+    return None
+
+
 @dataclass(slots=True)
 class ModuleInfo:
     path: str
@@ -93,7 +105,11 @@ def parse_module(source: bytes | str, path: str = "<string>") -> ModuleInfo:
             info.classes[node.name] = node
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    info.functions[f"{node.name}.{item.name}"] = item
+                    accessor = _property_accessor(item)
+                    if accessor == "deleter":
+                        continue
+                    # `@x.setter def x(...)` must not replace the getter `x`: kept as `Cls.x<setter>`
+                    info.functions[f"{node.name}.{item.name}{SETTER if accessor else ''}"] = item
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             if isinstance(node.value, (ast.Constant, ast.Tuple)):
                 info.constants[node.targets[0].id] = node.value
