@@ -175,6 +175,8 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
         version += f"+lib{libs.get('meta', {}).get('version', '0')}"
     registries = libs.get("registry", {})
     names = {*registries, *library_classes, *(a for f in libs.get("function", {}).values() for a in f.get("api", []))}
+    # and the objects they are reached through: `from ...modeling_utils import ALL_ATTENTION_FUNCTIONS`
+    names |= {n.rsplit(".", k)[0] for n in list(names) for k in range(1, n.count(".")) if n.count(".") > k}
     return OpTable(ops=ops, api=api, methods=methods, modules=modules, version=version, functions=functions,
                    registries=registries, library_classes=library_classes,
                    traceable=tuple(libs.get("traceable", {}).get("modules", [])), library_names=frozenset(names),

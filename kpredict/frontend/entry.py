@@ -226,6 +226,8 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
         fg.returns = _returns(ret)
         if not fg.returns and not (isinstance(ret, Py) and ret.value is None):
             fg.returns = _leaves(fg)  # what it returns is not known: keep every final result live
+        elif _holds_unknown(ret):  # part of what it returns is not known (a field hooks fill in): the same
+            fg.returns += [v for v in _leaves(fg) if v not in set(fg.returns)]
         yield fg
 
 
@@ -242,6 +244,23 @@ def _keep_as_built(it: Interpreter, inst: object, kwargs: dict[str, object]) -> 
         return
     memo.put(key, inst, ([], kwargs), list(fg.assumptions), [], list(fg.loop_symbols),
              shared={id(o) for o in reachable(*kwargs.values())})
+
+
+def _holds_unknown(v: object, depth: int = 0) -> bool:
+    """Whether a returned value holds a value kpredict lost track of (not an unresolved call's result,
+    which is a tensor of the graph), where `_returns` looks for tensors."""
+    if depth > 6:
+        return False
+    if isinstance(v, Unknown):
+        return v.src is None
+    items: list[object] = []
+    if isinstance(v, Seq):
+        items = v.items
+    elif isinstance(v, Dict):
+        items = list(v.items.values())
+    elif isinstance(v, Instance) and v.children is None and v.named is None:
+        items = [x for x in v.attrs.values() if not isinstance(x, Instance)]
+    return any(_holds_unknown(x, depth + 1) for x in items)
 
 
 def _leaves(fg: FunctionGraph) -> list[int]:

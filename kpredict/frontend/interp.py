@@ -1058,8 +1058,9 @@ class Interpreter(ObjectModel):
         if isinstance(obj, TensorRef):
             return self.tensor_attr(obj, attr, node)
         if isinstance(obj, Instance):
-            if obj.mod == CONTAINER:  # a library's output container: a field, None when not given
-                return obj.attrs.get(attr, Py(None))
+            if obj.mod == CONTAINER:  # a library's output container: a field; one not given may still be
+                # filled in by the library (transformers' capture_outputs collects hidden_states by hooks)
+                return obj.attrs.get(attr, Unknown(f"{obj.cls}.{attr}"))
             return self.instance_attr(obj, attr, node)
         if isinstance(obj, Super):
             return self.super_attr(obj, attr, node)
@@ -1381,6 +1382,9 @@ class Interpreter(ObjectModel):
             except Exception:  # noqa: BLE001
                 return Opaque(name)
         if name in ("getattr",) and len(args) >= 2 and isinstance(args[1], Py) and isinstance(args[1].value, str):
+            if len(args) > 2 and isinstance(args[0], Instance) and args[0].mod != CONTAINER \
+                    and not self.instance_has(args[0], args[1].value):
+                return args[2]  # getattr(config, "is_causal", True) on a config without that field
             v = self.attribute(args[0], args[1].value, node)
             return args[2] if len(args) > 2 and isinstance(v, Unknown) else v
         if name in ("any", "all") and allpy and args:
@@ -1397,6 +1401,9 @@ class Interpreter(ObjectModel):
             if any(isinstance(r, Py) and r.value for r in rs):
                 return Py(True)
             return Py(False) if all(isinstance(r, Py) for r in rs) else Opaque("isinstance")
+        if isinstance(v, Py) and v.value is None and not (isinstance(t, ModRef) and t.dotted in (
+                "builtins.object", "types.NoneType", "builtins.type")):
+            return Py(False)  # None is an instance of no class that code tests for (BlockMask, a Cache, ...)
         pytypes = {"builtins.int": int, "builtins.float": float, "builtins.str": str, "builtins.bool": bool,
                    "builtins.tuple": tuple, "builtins.list": list, "builtins.dict": dict}
         if isinstance(t, ModRef) and t.dotted in pytypes:

@@ -274,8 +274,13 @@ class ObjectModel:
             return True
         # PEP 681: subclasses of a class decorated with @dataclass_transform are dataclasses (their
         # base makes them so, as transformers' PreTrainedConfig does in __init_subclass__)
-        return any("dataclass_transform" in _decorator_names(d) for k in self.mro(c)[1:]
-                   if (d := self.class_def(k)) is not None)
+        for k in self.mro(c)[1:]:
+            if k.mod == CATALOGUE:  # a library base rules/libraries.toml marks (transformers' PreTrainedConfig)
+                if self.table.modules.get(k.name, {}).get("dataclass_base"):
+                    return True
+            elif (d := self.class_def(k)) is not None and "dataclass_transform" in _decorator_names(d):
+                return True
+        return False
 
     def class_level(self, c: ClassRef, attr: str) -> object:
         """A class-level assignment `attr = value` in the body of class `c` (evaluated once)."""
@@ -494,14 +499,19 @@ class ObjectModel:
                 inst.attrs[name] = self.sym(name)
         if describe and given:
             self.assume(f"{c.name}() field defaults: {', '.join(given)}", force=True)
+        names = {name for name, _ in self.dataclass_fields(c)}
+        extra = {k: v for k, v in kwargs.items() if k not in names}
         post = next((k for k in self.mro(c) if self.func_def(k.mod, f"{k.name}.__post_init__")), None)
-        if post is not None:
+        fdef = self.func_def(post.mod, f"{post.name}.__post_init__") if post is not None else None
+        if fdef is not None and fdef.args.kwarg is not None:
             # keyword arguments that are not fields go to a __post_init__(self, **kwargs), as dataclasses
             # wrapped to accept them do (huggingface_hub's strict(accept_kwargs=True): transformers' configs)
-            fdef = self.func_def(post.mod, f"{post.name}.__post_init__")
-            names = {name for name, _ in self.dataclass_fields(c)}
-            extra = {k: v for k, v in kwargs.items() if k not in names} if fdef.args.kwarg is not None else {}
-            self.run_function(f"{post.name}.__post_init__", [], extra, bound=inst, mod=post.mod)
+            self.run_function(f"{post.name}.__post_init__", [], extra, bound=inst, mod=post.mod)  # type: ignore[union-attr]
+            return
+        for k, v in extra.items():  # fields of a base kpredict cannot read (a library's ModelOutput)
+            inst.attrs.setdefault(k, v)
+        if fdef is not None:
+            self.run_function(f"{post.name}.__post_init__", [], {}, bound=inst, mod=post.mod)  # type: ignore[union-attr]
 
     def sym(self, name: str) -> object:
         """A named unknown int, or its value when `--dim name=N` fixes it."""
@@ -593,6 +603,14 @@ class ObjectModel:
         if inst.cls.endswith(CONFIG_SUFFIXES):
             return self.sym(attr)
         return Unknown(f"self.{attr}")
+
+    def instance_has(self, inst: Instance, attr: str) -> bool:
+        """Whether `inst.attr` is found in the object or in a class kpredict reads (not its fallbacks)."""
+        if attr in inst.attrs or (inst.named is not None and attr in inst.named) or attr in MODULE_METHODS \
+                or attr == "training":
+            return True
+        return any(self.func_def(k.mod, f"{k.name}.{attr}") is not None or self.class_level(k, attr) is not _MISSING
+                   for k in self.mro(ClassRef(inst.cls, inst.mod)))
 
     def setter_of(self, inst: Instance, attr: str) -> tuple[str, str | None] | None:
         """The property setter `inst.attr = v` runs: (qualname, module), or None for a plain attribute."""
