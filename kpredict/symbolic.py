@@ -10,6 +10,7 @@ third run (n = 3) checks that the figure really is linear; when it is not, the r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -35,6 +36,34 @@ def linear_text(a: int, terms: list[tuple[int, str]]) -> Count:
         else:
             out += f" + {coef}" if b > 0 else f" - {coef}"
     return out
+
+
+def _terms(c: Count) -> tuple[int, dict[str, int]] | None:
+    """`4 + 13*n_layer - n_head` -> (4, {n_layer: 13, n_head: -1}); None for anything else."""
+    if isinstance(c, int):
+        return c, {}
+    const, coefs = 0, {}
+    for sign, term in re.findall(r"([+-]?)\s*([^+-]+)", str(c).replace(" ", "")):
+        k = -1 if sign == "-" else 1
+        num, _, name = term.partition("*")
+        if not name:
+            if num.isdigit():
+                const += k * int(num)
+                continue
+            num, name = "1", num
+        if not num.isdigit() or not name.isidentifier():
+            return None
+        coefs[name] = coefs.get(name, 0) + k * int(num)
+    return const, coefs
+
+
+def add_counts(a: Count, b: Count) -> Count:
+    """a + b for figures that may be `a + b*n` expressions (reads + writes in the text table)."""
+    ta, tb = _terms(a), _terms(b)
+    if ta is None or tb is None:
+        return f"{a} + {b}"
+    names = list(dict.fromkeys([*ta[1], *tb[1]]))
+    return linear_text(ta[0] + tb[0], [(ta[1].get(n, 0) + tb[1].get(n, 0), n) for n in names])
 
 
 def _value(rep: FunctionReport, mode: str, field: str) -> int | None:

@@ -137,7 +137,16 @@ def test_unknown_trip_count_gives_symbolic_figures_and_dims_fix_them(tmp_path: P
     fixed = fn(analyze_source(src, "net.py", Settings(target="cpu", dims=(("n_layer", 4),)), only="Net.forward"),
                "Net.forward")
     assert (fixed.eager.kernels, fixed.compiled.kernels) == (13, 9)
+    # the text table's transfers column is reads + writes summed as an expression, and equals the
+    # transfers of the run with the symbol given
     from kpredict.ir import Report
+    from kpredict.render.text_report import render as render_text
+    from kpredict.symbolic import _terms, add_counts
+
+    total = add_counts(f.eager.reads, f.eager.writes)
+    const, coefs = _terms(total)  # type: ignore[misc]
+    assert const + 4 * coefs.get("n_layer", 0) == fixed.eager.reads + fixed.eager.writes
+    assert f" {total} " in render_text(Report("cpu", [analyze_source(src, "net.py", CPU, only="Net.forward")]))
     from kpredict.render.json_report import render
 
     doc = json.loads(render(Report("cpu", [analyze_source(src, "net.py", CPU)])))

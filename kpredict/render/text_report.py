@@ -6,6 +6,7 @@ import re
 
 from kpredict.ir import FileReport, FunctionReport, Report
 from kpredict.render.runs import runs
+from kpredict.symbolic import add_counts
 
 _INDEX = re.compile(r"_\d+$")  # Inductor's kernel index at the end of a generated kernel's name
 
@@ -27,8 +28,7 @@ def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
     e, c = fn.eager, fn.compiled
     lines.append(f"  {fn.qualname} (line {fn.line})")
     lines.append(f"    {'':10} {'kernels':>8} {'transfers':>10} {'bytes':>10}  {'syncs':>5}")
-    et = e.reads + e.writes if isinstance(e.reads, int) and isinstance(e.writes, int) else f"{e.reads}+{e.writes}"
-    ct = c.reads + c.writes if isinstance(c.reads, int) and isinstance(c.writes, int) else f"{c.reads}+{c.writes}"
+    et, ct = add_counts(e.reads, e.writes), add_counts(c.reads, c.writes)
     lines.append(f"    {'eager':10} {e.kernels!s:>8} {et!s:>10} {human_bytes(e.bytes):>10}  {e.syncs!s:>5}")
     graphs = f"  graphs: {c.graphs}" if c.graphs != 1 else ""
     lines.append(f"    {'compiled':10} {c.kernels!s:>8} {ct!s:>10} {human_bytes(c.bytes):>10}  {c.syncs!s:>5}{graphs}")
