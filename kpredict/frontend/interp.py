@@ -150,6 +150,7 @@ class Shared:
         self.import_cache: dict[tuple, object] = {}
         self.mro: dict[tuple, list] = {}
         self.class_attrs: dict[tuple, object] = {}
+        self.attribute_maps: dict[tuple, dict[str, str]] = {}  # config class -> its attribute_map aliases
         self.matrix_t: set[int] = set()  # views that are a contiguous tensor with its last two dims swapped
         self.strides: dict[int, tuple[int, ...]] = {}  # layouts known for views and their users (strides.py)
         self.catalogue: ModuleInfo | None = None

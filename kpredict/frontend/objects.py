@@ -575,6 +575,8 @@ class ObjectModel:
         return inst.training if inst.training is not None else self.settings.mode == "train"
 
     def instance_attr(self, inst: Instance, attr: str, node: ast.AST | None) -> object:
+        if attr not in inst.attrs and inst.cls.endswith(CONFIG_SUFFIXES):
+            attr = self.attribute_map(inst).get(attr, attr)  # config.num_hidden_layers -> config.n_layer
         if attr in inst.attrs:
             if self.shared.summaries.reading:  # a call being summarized depends on it, once it is used
                 return self.shared.summaries.read_value(inst, attr)
@@ -603,6 +605,22 @@ class ObjectModel:
         if inst.cls.endswith(CONFIG_SUFFIXES):
             return self.sym(attr)
         return Unknown(f"self.{attr}")
+
+    def attribute_map(self, inst: Instance) -> dict[str, str]:
+        """transformers' config aliases: a class-level `attribute_map = {"num_hidden_layers": "n_layer"}`
+        that PreTrainedConfig's __getattribute__ follows (kpredict does not run __getattribute__)."""
+        key = (inst.mod, inst.cls)
+        amap = self.shared.attribute_maps.get(key)
+        if amap is None:
+            amap = {}
+            for k in self.mro(ClassRef(inst.cls, inst.mod)):
+                v = self.class_level(k, "attribute_map") if k.mod != CATALOGUE else _MISSING
+                if isinstance(v, Dict):
+                    amap = {a: b.value for a, b in v.items.items() if isinstance(a, str) and isinstance(b, Py)
+                            and isinstance(b.value, str)}
+                    break
+            self.shared.attribute_maps[key] = amap
+        return amap
 
     def instance_has(self, inst: Instance, attr: str) -> bool:
         """Whether `inst.attr` is found in the object or in a class kpredict reads (not its fallbacks)."""
