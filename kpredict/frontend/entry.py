@@ -35,17 +35,21 @@ def _returns(v: object, depth: int = 0) -> list[int]:
         return [v.vid]
     if isinstance(v, Unknown) and v.src is not None:
         return [v.src]
-    items: list[object] = []
-    if isinstance(v, Seq):
-        items = v.items
-    elif isinstance(v, Dict):
-        items = list(v.items.values())
-    elif isinstance(v, Instance) and v.children is None and v.named is None:
-        items = [x for x in v.attrs.values() if not isinstance(x, Instance)]
     out: list[int] = []
-    for x in items:
+    for x in _returned_items(v):
         out.extend(_returns(x, depth + 1))
     return out
+
+
+def _returned_items(v: object) -> list[object]:
+    """What a returned tuple, list, dict or output object holds (nested modules are not results)."""
+    if isinstance(v, Seq):
+        return v.items
+    if isinstance(v, Dict):
+        return list(v.items.values())
+    if isinstance(v, Instance) and v.children is None and v.named is None:
+        return [x for x in v.attrs.values() if not isinstance(x, Instance)]
+    return []
 
 
 def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: Shared,
@@ -253,14 +257,7 @@ def _holds_unknown(v: object, depth: int = 0) -> bool:
         return False
     if isinstance(v, Unknown):
         return v.src is None
-    items: list[object] = []
-    if isinstance(v, Seq):
-        items = v.items
-    elif isinstance(v, Dict):
-        items = list(v.items.values())
-    elif isinstance(v, Instance) and v.children is None and v.named is None:
-        items = [x for x in v.attrs.values() if not isinstance(x, Instance)]
-    return any(_holds_unknown(x, depth + 1) for x in items)
+    return any(_holds_unknown(x, depth + 1) for x in _returned_items(v))
 
 
 def _leaves(fg: FunctionGraph) -> list[int]:
