@@ -95,12 +95,17 @@ def signature(it: Interpreter, parts: list[object]) -> Signature:
                 continue
             seen_t[v.vid] = len(leaves)
             leaves.append(v.vid)
-            val = it.fg.values.get(v.vid) or it.shared.values.get(v.vid)
-            if val is None:
-                raise _NoSummary()
+            val = it.fg.values.get(v.vid)
+            if val is not None:
+                is_input, made_here = val.is_input, val.producer is None
+            else:  # made elsewhere (module level, __init__): an input of this graph once used (it.local)
+                val = it.shared.values.get(v.vid)
+                if val is None:
+                    raise _NoSummary()
+                is_input, made_here = True, True
             st = seen_st.setdefault(val.storage, len(seen_st))
             out.append(("t", val.meta, val.contiguous, st, it.shared.strides.get(v.vid),
-                        v.vid in it.shared.matrix_t, val.is_input, val.producer is None))
+                        v.vid in it.shared.matrix_t, is_input, made_here))
         elif isinstance(v, (Instance, Seq, Dict)):
             k = seen_o.get(id(v))
             if k is not None:
