@@ -176,7 +176,7 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
     registries = libs.get("registry", {})
     names = {*registries, *library_classes, *(a for f in libs.get("function", {}).values() for a in f.get("api", []))}
     # and the objects they are reached through: `from ...modeling_utils import ALL_ATTENTION_FUNCTIONS`
-    names |= {n.rsplit(".", k)[0] for n in list(names) for k in range(1, n.count(".")) if n.count(".") > k}
+    names |= {n.rsplit(".", k)[0] for n in list(names) for k in range(1, n.count("."))}
     return OpTable(ops=ops, api=api, methods=methods, modules=modules, version=version, functions=functions,
                    registries=registries, library_classes=library_classes,
                    traceable=tuple(libs.get("traceable", {}).get("modules", [])), library_names=frozenset(names),

@@ -231,7 +231,8 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
         if not fg.returns and not (isinstance(ret, Py) and ret.value is None):
             fg.returns = _leaves(fg)  # what it returns is not known: keep every final result live
         elif _holds_unknown(ret):  # part of what it returns is not known (a field hooks fill in): the same
-            fg.returns += [v for v in _leaves(fg) if v not in set(fg.returns)]
+            returned = set(fg.returns)
+            fg.returns += [v for v in _leaves(fg) if v not in returned]
         yield fg
 
 

@@ -246,6 +246,11 @@ def _as_tensors(args: list[object], kwargs: dict[str, object]) -> tuple[list[obj
     return [_as_tensor(a) for a in args], {k: _as_tensor(v) for k, v in kwargs.items()}
 
 
+def _tensor_args(values: list[object]) -> list[TensorRef]:
+    """The tensors among call arguments (inside lists and dicts too; unresolved results as tensors)."""
+    return [a for a in map(_as_tensor, _flat(values)) if isinstance(a, TensorRef)]
+
+
 def _flat(values: list[object]) -> list[object]:
     out: list[object] = []
     for v in values:
@@ -1204,7 +1209,7 @@ class Interpreter(ObjectModel):
                     foreign: bool = True) -> object:
         """A call kpredict cannot see into. With tensor arguments it is reported as unknown; when it
         is code outside torch (`foreign`), torch.compile cannot trace it either: a graph break."""
-        tensors = [a for a in map(_as_tensor, _flat(list(args) + list(kwargs.values()))) if isinstance(a, TensorRef)]
+        tensors = _tensor_args([*args, *kwargs.values()])
         if tensors:
             self.unknown(node, name or "call")
             # what the call reads stays live under torch.compile (it is not dead code), and what is
@@ -1383,9 +1388,10 @@ class Interpreter(ObjectModel):
             except Exception:  # noqa: BLE001
                 return Opaque(name)
         if name in ("getattr",) and len(args) >= 2 and isinstance(args[1], Py) and isinstance(args[1].value, str):
-            if len(args) > 2 and isinstance(args[0], Instance) and args[0].mod != CONTAINER \
-                    and not self.instance_has(args[0], args[1].value):
-                return args[2]  # getattr(config, "is_causal", True) on a config without that field
+            if len(args) > 2 and isinstance(args[0], Instance) and args[0].mod != CONTAINER:
+                # getattr(config, "is_causal", True) on a config without that field: the default
+                v = self.instance_attr(args[0], args[1].value, node, missing=_MISSING)
+                return args[2] if v is _MISSING or isinstance(v, Unknown) else v
             v = self.attribute(args[0], args[1].value, node)
             return args[2] if len(args) > 2 and isinstance(v, Unknown) else v
         if name in ("any", "all") and allpy and args:
@@ -1793,12 +1799,8 @@ class Interpreter(ObjectModel):
         fact = self.table.for_method(name)
         if fact is None:
             self.unknown(node, f"Tensor.{name}")
-            if name.endswith("_") and not name.endswith("__"):  # in-place by torch's naming: it writes t
-                tensors = [a for a in map(_as_tensor, _flat([t, *args, *kwargs.values()])) if isinstance(a, TensorRef)]
-                self.emit(OpFact(name="unknown", category="unknown"), node, tensors, [t], mutates=(t.vid,),
-                          category="unknown")
-                return t
-            return self.placeholder([t, *args, *kwargs.values()], name, node)
+            inplace = name.endswith("_") and not name.endswith("__")  # by torch's naming: it writes t
+            return self.placeholder([t, *args, *kwargs.values()], name, node, writes=t if inplace else None)
         return self.apply_fact(fact, t, args, kwargs, node)
 
     def to_call(self, t: TensorRef, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
@@ -1821,12 +1823,18 @@ class Interpreter(ObjectModel):
             return self.placeholder([t, *args, *kwargs.values()], opname, node)
         return self.apply_fact(fact, t, args, kwargs, node)
 
-    def placeholder(self, values: list[object], name: str, node: ast.AST, like_input: bool = False) -> TensorRef:
+    def placeholder(self, values: list[object], name: str, node: ast.AST, like_input: bool = False,
+                    writes: TensorRef | None = None) -> TensorRef:
         """The result of a tensor op kpredict does not know: 0 kernels, but it reads the tensors among
         `values` and writes its result, so the graph keeps what it depends on. `like_input`: its dtype
         and device are taken to be its first input's (model code's unknown calls are attention and
-        activation functions, which keep them), so a later `.float()` is not counted as a copy."""
-        tensors = [a for a in map(_as_tensor, _flat(values)) if isinstance(a, TensorRef)]
+        activation functions, which keep them), so a later `.float()` is not counted as a copy.
+        `writes`: an in-place op's target, which it writes instead of a new tensor."""
+        tensors = _tensor_args(values)
+        if writes is not None:
+            self.emit(OpFact(name="unknown", category="unknown"), node, tensors, [writes], mutates=(writes.vid,),
+                      category="unknown")
+            return writes
         meta = TensorMeta()
         if like_input and tensors:
             first = self.meta(tensors[0])

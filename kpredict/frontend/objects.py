@@ -501,17 +501,16 @@ class ObjectModel:
             self.assume(f"{c.name}() field defaults: {', '.join(given)}", force=True)
         names = {name for name, _ in self.dataclass_fields(c)}
         extra = {k: v for k, v in kwargs.items() if k not in names}
-        post = next((k for k in self.mro(c) if self.func_def(k.mod, f"{k.name}.__post_init__")), None)
-        fdef = self.func_def(post.mod, f"{post.name}.__post_init__") if post is not None else None
-        if fdef is not None and fdef.args.kwarg is not None:
+        post = next(((k, d) for k in self.mro(c) if (d := self.func_def(k.mod, f"{k.name}.__post_init__"))), None)
+        if post is not None and post[1].args.kwarg is not None:
             # keyword arguments that are not fields go to a __post_init__(self, **kwargs), as dataclasses
             # wrapped to accept them do (huggingface_hub's strict(accept_kwargs=True): transformers' configs)
-            self.run_function(f"{post.name}.__post_init__", [], extra, bound=inst, mod=post.mod)  # type: ignore[union-attr]
+            self.run_function(f"{post[0].name}.__post_init__", [], extra, bound=inst, mod=post[0].mod)
             return
         for k, v in extra.items():  # fields of a base kpredict cannot read (a library's ModelOutput)
             inst.attrs.setdefault(k, v)
-        if fdef is not None:
-            self.run_function(f"{post.name}.__post_init__", [], {}, bound=inst, mod=post.mod)  # type: ignore[union-attr]
+        if post is not None:
+            self.run_function(f"{post[0].name}.__post_init__", [], {}, bound=inst, mod=post[0].mod)
 
     def sym(self, name: str) -> object:
         """A named unknown int, or its value when `--dim name=N` fixes it."""
@@ -574,7 +573,9 @@ class ObjectModel:
     def is_training(self, inst: Instance) -> bool:
         return inst.training if inst.training is not None else self.settings.mode == "train"
 
-    def instance_attr(self, inst: Instance, attr: str, node: ast.AST | None) -> object:
+    def instance_attr(self, inst: Instance, attr: str, node: ast.AST | None, missing: object = None) -> object:
+        """`inst.attr`. When neither the object nor a class kpredict reads has it: `missing` if given
+        (getattr with a default), else a symbol for a config's field or an unknown."""
         if attr not in inst.attrs and inst.cls.endswith(CONFIG_SUFFIXES):
             attr = self.attribute_map(inst).get(attr, attr)  # config.num_hidden_layers -> config.n_layer
         if attr in inst.attrs:
@@ -602,6 +603,8 @@ class ObjectModel:
             return Py(self.is_training(inst))
         if attr in MODULE_METHODS:
             return BoundBuiltin(inst, attr)
+        if missing is not None:
+            return missing
         if inst.cls.endswith(CONFIG_SUFFIXES):
             return self.sym(attr)
         return Unknown(f"self.{attr}")
@@ -621,14 +624,6 @@ class ObjectModel:
                     break
             self.shared.attribute_maps[key] = amap
         return amap
-
-    def instance_has(self, inst: Instance, attr: str) -> bool:
-        """Whether `inst.attr` is found in the object or in a class kpredict reads (not its fallbacks)."""
-        if attr in inst.attrs or (inst.named is not None and attr in inst.named) or attr in MODULE_METHODS \
-                or attr == "training":
-            return True
-        return any(self.func_def(k.mod, f"{k.name}.{attr}") is not None or self.class_level(k, attr) is not _MISSING
-                   for k in self.mro(ClassRef(inst.cls, inst.mod)))
 
     def setter_of(self, inst: Instance, attr: str) -> tuple[str, str | None] | None:
         """The property setter `inst.attr = v` runs: (qualname, module), or None for a plain attribute."""
