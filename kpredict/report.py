@@ -11,9 +11,11 @@ from kpredict.traffic import figures
 def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kernel], settings: Settings) -> FunctionReport:
     syncs = eager_syncs(fg)
     e = figures(eager, fg, syncs)
-    c = figures(compiled, fg, syncs)
-    graphs = (max((op.graph for op in fg.ops), default=0) + 1) if fg.ops else 1
-    cf = CompiledFigures(kernels=c.kernels, reads=c.reads, writes=c.writes, bytes=c.bytes, syncs=syncs,
+    traced = [op for op in fg.ops if op.only != "eager"]  # ops of eager mode only are in no graph
+    c_syncs = sum(op.syncs for op in traced) if len(traced) != len(fg.ops) else syncs
+    c = figures(compiled, fg, c_syncs)
+    graphs = (max((op.graph for op in traced), default=0) + 1) if traced else 1
+    cf = CompiledFigures(kernels=c.kernels, reads=c.reads, writes=c.writes, bytes=c.bytes, syncs=c_syncs,
                          graphs=graphs, graph_breaks=list(fg.graph_breaks),
                          kernel_names=[k.name for k in compiled for _ in range(k.launches)])
     group_of: dict[int, int] = {}

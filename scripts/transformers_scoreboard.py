@@ -1,6 +1,7 @@
 """kpredict against real transformers models: --target cpu predictions, and the CPU oracle's figures.
 
-    pip install --target /tmp/tfenv transformers==5.25.0 huggingface-hub tokenizers safetensors regex typer
+    pip install --target /tmp/tfenv --no-deps transformers==5.25.0
+    pip install --target /tmp/tfenv huggingface-hub tokenizers safetensors regex typer pyyaml tqdm filelock packaging numpy
     python scripts/transformers_scoreboard.py --site /tmp/tfenv --measure
 
 For each model a tiny config (2 layers, hidden 64) is built in a script written next to the

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from kpredict.frontend.interp import (
     FILE_STEPS, IDLE_STEPS, Frame, Interpreter, Shared, _Budget, _Break, _Continue, _Idle, _Return, _span,
 )
+from kpredict.frontend.modes import merge_modes
 from kpredict.frontend.objects import reachable
 from kpredict.frontend.parse import ModuleInfo
 from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, Py, Seq, TensorRef, Unknown
@@ -192,48 +193,67 @@ def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str 
                                   "is spent")
             yield fg
             continue
-        shared.constructed.begin()
-        it = Interpreter(module, table, settings, fg, {}, env, shared)
-        it.steps_left = given = min(it.steps_left, shared.file_steps)
-        ret = None
-        bound = None
-        try:
-            static = isinstance(fdef, ast.FunctionDef) and any(
-                isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fdef.decorator_list)
-            if qualname.endswith(".__init__") and not static:
-                bound = _bare_instance(module, qualname)  # as Python does: __init__ runs on a new, empty object
-            elif "." in qualname and not static:
-                bound = _self_for(it, qualname, module, inits.get(qualname))
-            args, kwargs = _arguments(it, qualname, fdef, call_sites, examples or {})
-            as_built = False
-            if qualname.endswith(".__init__") and not args and not kwargs:
-                kwargs = init_kwargs(it, module, qualname, inits.get(qualname))
-                as_built = bound is not None
-            ret = it.run_function(qualname, args, kwargs, bound=bound, node=fdef, describe=True)
-            if as_built:
-                _keep_as_built(it, bound, kwargs)
-        except _Idle:
-            it.assume(f"no tensor work in {IDLE_STEPS:,} statements in a row: the rest of the function (pure "
-                      "Python) is not followed", force=True)
-            fg.cut_short = True
-        except _Budget:
-            it.assume("function too large to follow; figures cover its first part", force=True)
-            fg.cut_short = True
-        except (_Break, _Continue, _Return):
-            pass
-        except RecursionError:
-            it.assume("nesting too deep to follow; figures cover its first part", force=True)
-            fg.unknowns.append(UnknownOp(fdef.lineno, "internal error: nesting too deep"))
-            fg.cut_short = True
-        shared.constructed.end()
-        shared.file_steps -= given - max(it.steps_left, 0)
-        fg.returns = _returns(ret)
-        if not fg.returns and not (isinstance(ret, Py) and ret.value is None):
-            fg.returns = _leaves(fg)  # what it returns is not known: keep every final result live
-        elif _holds_unknown(ret):  # part of what it returns is not known (a field hooks fill in): the same
-            returned = set(fg.returns)
-            fg.returns += [v for v in _leaves(fg) if v not in returned]
+        asked = shared.mode_reads
+        _run_entry(module, table, settings, shared, env, fg, fdef, call_sites, examples or {}, inits)
+        if shared.mode_reads != asked and shared.file_steps > 0:
+            # the function asked whether it is being compiled: its compiled path is analyzed too
+            traced = FunctionGraph(qualname, _span(fdef))
+            traced.compiled_call = fg.compiled_call
+            shared.mode = "compiled"
+            try:
+                _run_entry(module, table, settings, shared, env, traced, fdef, call_sites, examples or {}, inits)
+            finally:
+                shared.mode = "eager"
+            fg = merge_modes(fg, traced)
         yield fg
+
+
+def _run_entry(module: ModuleInfo, table: OpTable, settings: Settings, shared: Shared, env: dict,
+               fg: FunctionGraph, fdef: ast.FunctionDef | ast.AsyncFunctionDef, call_sites: dict,
+               examples: dict[str, dict[str, object]], inits: dict[str, str]) -> None:
+    """Analyze entry function fg.qualname into fg, as if called alone with the arguments found for it."""
+    qualname = fg.qualname
+    shared.constructed.begin()
+    it = Interpreter(module, table, settings, fg, {}, env, shared)
+    it.steps_left = given = min(it.steps_left, shared.file_steps)
+    ret = None
+    bound = None
+    try:
+        static = isinstance(fdef, ast.FunctionDef) and any(
+            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fdef.decorator_list)
+        if qualname.endswith(".__init__") and not static:
+            bound = _bare_instance(module, qualname)  # as Python does: __init__ runs on a new, empty object
+        elif "." in qualname and not static:
+            bound = _self_for(it, qualname, module, inits.get(qualname))
+        args, kwargs = _arguments(it, qualname, fdef, call_sites, examples)
+        as_built = False
+        if qualname.endswith(".__init__") and not args and not kwargs:
+            kwargs = init_kwargs(it, module, qualname, inits.get(qualname))
+            as_built = bound is not None
+        ret = it.run_function(qualname, args, kwargs, bound=bound, node=fdef, describe=True)
+        if as_built:
+            _keep_as_built(it, bound, kwargs)
+    except _Idle:
+        it.assume(f"no tensor work in {IDLE_STEPS:,} statements in a row: the rest of the function (pure "
+                  "Python) is not followed", force=True)
+        fg.cut_short = True
+    except _Budget:
+        it.assume("function too large to follow; figures cover its first part", force=True)
+        fg.cut_short = True
+    except (_Break, _Continue, _Return):
+        pass
+    except RecursionError:
+        it.assume("nesting too deep to follow; figures cover its first part", force=True)
+        fg.unknowns.append(UnknownOp(fdef.lineno, "internal error: nesting too deep"))
+        fg.cut_short = True
+    shared.constructed.end()
+    shared.file_steps -= given - max(it.steps_left, 0)
+    fg.returns = _returns(ret)
+    if not fg.returns and not (isinstance(ret, Py) and ret.value is None):
+        fg.returns = _leaves(fg)  # what it returns is not known: keep every final result live
+    elif _holds_unknown(ret):  # part of what it returns is not known (a field hooks fill in): the same
+        returned = set(fg.returns)
+        fg.returns += [v for v in _leaves(fg) if v not in returned]
 
 
 def _keep_as_built(it: Interpreter, inst: object, kwargs: dict[str, object]) -> None:

@@ -159,6 +159,10 @@ class Shared:
         self.summaries = Summaries()  # module calls recorded once, replayed for the same structure
         self.file_steps = FILE_STEPS  # statements left for the file's analyses
         self.pyproject: dict[str, dict[str, str]] | None = None  # the file's [tool.kpredict.*] entries
+        # which mode `torch.compiler.is_compiling()` answers for ("eager" | "compiled"), and how many
+        # times code asked: an entry function that asked is analyzed once per mode (entry.py)
+        self.mode = "eager"
+        self.mode_reads = 0
         self.catalogue_env: dict[str, object] = {
             "__kp_param__": ModRef("kpredict.hook.param"),
             "__kp_container__": ModRef("kpredict.hook.container"),
@@ -168,6 +172,7 @@ class Shared:
             "__kp_known__": ModRef("kpredict.hook.known"),
             "__kp_assume__": ModRef("kpredict.hook.assume"),
             "__kp_unknown__": ModRef("kpredict.hook.unknown"),
+            "__kp_compiling__": ModRef("kpredict.hook.compiling"),
         }
 
     def next_vid(self) -> int:
@@ -1430,6 +1435,9 @@ class Interpreter(ObjectModel):
             if isinstance(v, TensorRef):
                 return Py(True) if t.dotted == "torch.Tensor" else Opaque("isinstance")
             return Py(False) if isinstance(v, (Py, Seq, Dict, Instance, Sym)) else Opaque("isinstance")
+        if (isinstance(v, TensorRef) and isinstance(t, ModRef) and t.dotted.startswith("torch.")
+                and not t.dotted.endswith("Tensor") and "Parameter" not in t.dotted and "Buffer" not in t.dotted):
+            return Py(False)  # a tensor of the graph is a plain tensor: not an FX proxy, a fake tensor, a dtype
         if isinstance(t, ModRef) and self.catalogue_class(t.dotted):
             t = ClassRef(self.catalogue_class(t.dotted), CATALOGUE)  # type: ignore[arg-type]
         if isinstance(t, ModRef) and t.dotted in ("torch.nn.Module", "torch.nn.modules.module.Module"):

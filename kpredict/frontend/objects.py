@@ -936,6 +936,9 @@ class ObjectModel:
             return ModRef(f"kpredict.only.{args[0].value}")
         if name == "target":
             return Py(self.settings.target)
+        if name == "compiling":  # torch.compiler.is_compiling(): the answer depends on the mode analyzed
+            self.shared.mode_reads += 1
+            return Py(self.shared.mode == "compiled")
         if name == "contiguous" and args and isinstance(args[0], TensorRef):
             return Py(self.value(args[0]).contiguous)
         if name == "known":  # whether a value is known statically (libraries.toml picks a default if not)

@@ -60,9 +60,10 @@ class Summary:
     anchored: bool  # every op is reported at the call site (code of another file)
     line: int = 0  # the recorded call's line (notes of anchored calls name it)
     needs: list[tuple[int, str, tuple[str, object]]] = field(default_factory=list)  # attributes read
+    mode: str | None = None  # the mode it was recorded in, when it asked (torch.compiler.is_compiling)
 
-    def fits(self, sig: Signature) -> bool:
-        return all(sig.attrs.get((i, name)) == v for i, name, v in self.needs)
+    def fits(self, sig: Signature, mode: str) -> bool:
+        return (self.mode is None or self.mode == mode) and all(sig.attrs.get((i, name)) == v for i, name, v in self.needs)
 
 
 @dataclass(slots=True)
@@ -248,7 +249,7 @@ class Summaries:
             return run()
         key = (qualname, mod, bool(it.stack) and it.stack[0] == "<module>", sig.key)
         for s in self.table.get(key, ()):
-            if s.fits(sig):
+            if s.fits(sig, it.shared.mode):
                 if self.reading and s.needs:  # a call being recorded around this one depends on them too
                     ids = {i: o for o, i in sig.objects.items()}
                     for i, name, _ in s.needs:
@@ -267,6 +268,7 @@ class Summaries:
         n_ops, vid0, n_breaks, graph0 = len(fg.ops), sh._vid, len(fg.graph_breaks), it.graph
         n_in, steps0 = len(fg.inputs), it.steps_left
         stack_len = len(it.stack)
+        asked = sh.mode_reads
         reads: set[tuple[int, str]] = set()
         self.reading.append(reads)
         # notes are kept once per graph: collect the call's own, even those the graph already has
@@ -324,6 +326,7 @@ class Summaries:
             anchored=key[1] is not None,
             line=getattr(node, "lineno", 0),
             needs=needs,
+            mode=sh.mode if sh.mode_reads != asked else None,
         ))
         return ret
 
@@ -332,6 +335,8 @@ class Summaries:
         from kpredict.frontend.interp import MAX_OPS, _Budget, _span
 
         fg, sh = it.fg, it.shared
+        if s.mode is not None:
+            sh.mode_reads += 1  # the call asked which mode it runs in: so does the call replaying it
         it.steps_left -= s.steps
         if it.steps_left < 0 or len(fg.ops) + len(s.ops) > MAX_OPS:
             raise _Budget()

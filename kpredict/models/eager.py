@@ -47,4 +47,4 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
 
 
 def eager_syncs(fg: FunctionGraph) -> int:
-    return sum(op.syncs for op in fg.ops)
+    return sum(op.syncs for op in fg.ops if op.only != "compiled")

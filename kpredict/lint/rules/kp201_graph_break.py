@@ -95,7 +95,7 @@ class GraphBreak(Rule):
             reasons = by_line.setdefault(b.line, [])
             if b.reason not in reasons:
                 reasons.append(b.reason)
-        graphs = max((op.graph for op in fg.ops), default=0) + 1
+        graphs = max((op.graph for op in fg.ops if op.only != "eager"), default=0) + 1
         consistent = len(fg.graph_breaks) == graphs - 1
         for n, (line, reasons) in enumerate(sorted(by_line.items())):
             message = (f"graph break: {'; '.join(reasons)}; `{fn.qualname}` compiles into "
