@@ -7,6 +7,7 @@ Nothing here knows libcst or torch, so every stage and every renderer can import
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 Target = Literal["cuda", "cpu"]
@@ -36,12 +37,7 @@ class TensorMeta:
 
     @property
     def numel(self) -> int | None:
-        if self.shape is None or any(d is None for d in self.shape):
-            return None
-        n = 1
-        for d in self.shape:
-            n *= d  # type: ignore[operator]
-        return n
+        return None if self.shape is None else _numel(self.shape)
 
     @property
     def nbytes(self) -> int | None:
@@ -50,6 +46,17 @@ class TensorMeta:
         if n is None or size is None:
             return None
         return n * size
+
+
+@lru_cache(maxsize=8192)
+def _numel(shape: tuple[int | None, ...]) -> int | None:
+    """Elements of a shape (asked hundreds of thousands of times per file, for a few hundred shapes)."""
+    n = 1
+    for d in shape:
+        if d is None:
+            return None
+        n *= d
+    return n
 
 
 DTYPE_SIZES: dict[str, int] = {

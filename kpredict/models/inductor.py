@@ -111,6 +111,20 @@ class Scheduler:
     def _st(self, vid: int) -> int:
         return self._stmap.get(vid, vid)
 
+    def _single_graph(self) -> bool:
+        cached = getattr(self, "_single_cache", None)
+        if cached is None:
+            cached = self._single_cache = all(op.graph == 0 for op in self.fg.ops)
+        return cached
+
+    def _boundary_storages(self) -> tuple[set[int], set[int]]:
+        """Storages the function returns, and its inputs' storages (the same for every graph)."""
+        cached = getattr(self, "_boundary_cache", None)
+        if cached is None:
+            cached = self._boundary_cache = ({self._st(v) for v in self.fg.returns},
+                                             {self._st(v) for v in self.fg.inputs})
+        return cached
+
     # ------------------------------------------------------------------ dataflow
     def dataflow(self, ops: list[Op]) -> tuple[dict[int, set[int]], dict[int, int]]:
         """deps[oid] = compute ops (any graph) whose writes it reads; writer[vid] = last compute op writing it."""
@@ -182,9 +196,9 @@ class Scheduler:
             return None
         comp = op.compiled
         if op.category == "extern" and comp != "generated":
-            return Node(op, "extern" if comp == "extern" else "fallback", None, deps=set(deps))
+            return Node(op, "extern" if comp == "extern" else "fallback", None, deps=deps)
         if op.category == "fallback" or comp == "fallback":
-            return Node(op, "fallback", None, deps=set(deps))
+            return Node(op, "fallback", None, deps=deps)
         out_n = _numel(self.fg, op.outputs[0]) if op.outputs else None
         if op.category == "reduction":
             in_n = _numel(self.fg, op.inputs[0]) if op.inputs else None
@@ -193,9 +207,9 @@ class Scheduler:
                 rout = in_n // op.reduce_len
             if op.name in ("_softmax", "_log_softmax", "layer_norm", "rms_norm"):
                 # row statistics + a full-size epilogue in one kernel
-                return Node(op, "red", in_n, rout, deps=set(deps))
-            return Node(op, "red", in_n, rout if rout is not None else out_n, deps=set(deps))
-        return Node(op, "pw", out_n, deps=set(deps))
+                return Node(op, "red", in_n, rout, deps=deps)
+            return Node(op, "red", in_n, rout if rout is not None else out_n, deps=deps)
+        return Node(op, "pw", out_n, deps=deps)
 
     # ------------------------------------------------------------------ the schedule
     def split(self, g: Group) -> bool:
@@ -291,15 +305,18 @@ class Scheduler:
         self._read_index_cache = (pos, reads)
         return pos, reads
 
-    def _window(self, oids) -> tuple[int, int]:
+    def _window(self, nodes: dict[int, Node]) -> tuple[int, int]:
+        """Positions of a graph's first and last node: nodes are kept in program order."""
+        if not nodes:
+            return 0, -1
         pos, _ = self._read_index()
-        idx = [pos[o] for o in oids if o in pos]
-        return (min(idx), max(idx)) if idx else (0, -1)
+        return pos[next(iter(nodes))], pos[next(reversed(nodes))]
 
     def schedule_graph(self, ops: list[Op], deps: dict[int, set[int]], gi: int) -> list[Kernel]:
         nodes: dict[int, Node] = {}
+        single = self._single_graph()
         for op in ops:
-            n = self.node_for(op, {d for d in deps[op.oid] if self.ops[d].graph == gi})
+            n = self.node_for(op, set(deps[op.oid]) if single else {d for d in deps[op.oid] if self.ops[d].graph == gi})
             if n is not None:
                 nodes[op.oid] = n
         # consumers, for pattern rewrites
@@ -512,9 +529,9 @@ class Scheduler:
             rs = reads.get(st)
             if rs and rs[-1][0] > hi:
                 out[w].add(-1)
-        returned = {self._st(v) for v in self.fg.returns}
-        for o, n in nodes.items():
-            if any(self._st(v) in returned for v in n.op.outputs + n.op.mutates):
+        returned = self._boundary_storages()[0]
+        for o in nodes:
+            if not returned.isdisjoint(self.outs[o]):
                 out[o].add(-1)
         return out
 
@@ -639,7 +656,7 @@ class Scheduler:
                 member[o] = member.get(n.absorbed_into, -1)
         consumers: dict[int, set[int]] = {}  # storage -> groups reading it (-1: outside the graph)
         writer_group: dict[int, int] = {}
-        lo, hi = self._window(member)
+        lo, hi = self._window(nodes)
         _, all_reads = self._read_index()
 
         def read_elsewhere(st: int) -> bool:
@@ -659,10 +676,14 @@ class Scheduler:
             gid = member.get(op.oid)
             reader = gid if (gid is not None and op.graph == gi) else -1
             for st in self.ins[op.oid]:
-                consumers.setdefault(st, set()).add(reader)
-        returned = {self._st(v) for v in self.fg.returns}
-        input_st = {self._st(v) for v in self.fg.inputs}
+                c = consumers.get(st)
+                if c is None:
+                    consumers[st] = {reader}
+                else:
+                    c.add(reader)
+        returned, input_st = self._boundary_storages()
         order = sorted(groups.values(), key=lambda g: min(g.nodes))
+        first_reader: dict[int, tuple[int, Group]] | None = None  # storage -> first fused group reading it
         kernels: list[Kernel] = []
         has_random = any(nodes[o].op.category == "random" for g in order for o in g.nodes)
         if has_random and self.conf.get("random_seed_kernel"):
@@ -700,12 +721,16 @@ class Scheduler:
                 op = nodes[g.nodes[0]].op
                 aten = op.aten[0] if op.aten else op.name
                 if g.kind == "extern" and aten == "addmm" and self.conf["addmm_unfuse_bias"]:
-                    outs = {self._st(o) for o in op.outputs}
-                    users = [x for x in groups.values() if x.kind == "fused" and
-                             not outs.isdisjoint(self._group_reads(x, nodes, read_memo))]
+                    if first_reader is None:  # one pass over the groups, not one per addmm
+                        first_reader = {}
+                        for i, x in enumerate(groups.values()):
+                            if x.kind == "fused":
+                                for st in self._group_reads(x, nodes, read_memo):
+                                    first_reader.setdefault(st, (i, x))
+                    users = [first_reader[st] for st in {self._st(o) for o in op.outputs} if st in first_reader]
                     if users:
                         aten = "mm"
-                        users[0].dtypes.add("__addmm__")
+                        min(users, key=lambda u: u[0])[1].dtypes.add("__addmm__")
                 kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), reads_v, writes_v,
                                       g.kind, gi))
                 continue
@@ -754,17 +779,19 @@ class Scheduler:
         for op in gops:
             names.update(op.aten)
             # views feeding the kernel's ops are part of its index arithmetic, and of its name
-            stack = list(op.inputs) + list(op.mutates)
-            seen: set[int] = set()
+            stack = [*op.inputs, *op.mutates]
+            seen: set[int] | None = None  # views already followed (most inputs come from no view)
             while stack:
                 vid = stack.pop()
-                if vid in seen:
-                    continue
-                seen.add(vid)
                 p = producer.get(vid)
                 if p is None or p.oid in own:
                     continue
                 if p.category in ("view", "alloc") or p.free_reason:
+                    if seen is None:
+                        seen = set()
+                    elif vid in seen:
+                        continue
+                    seen.add(vid)
                     names.update(p.aten)
                     stack.extend(p.inputs)
         # uniform-value constants (zeros, ones, full) are folded into the kernel's other work [M-CPU oracle]
