@@ -1103,25 +1103,37 @@ class ConstructMemo:
         return out
 
 
+# the values that hold others, by exact type (this walk runs millions of times per file)
+_HOLDERS: dict[type, int] = {Instance: 0, **{c: 0 for c in Instance.__subclasses__()}, Seq: 1, Dict: 2}
+
+
 def reachable(*roots: object) -> list[object]:
     """The objects, lists and dicts reachable from the roots through attributes and items."""
     out: list[object] = []
     seen: set[int] = set()
     stack = list(roots)
+    pop, push = stack.pop, stack.extend
+    kinds = _HOLDERS
     while stack:
-        v = stack.pop()
-        if not isinstance(v, (Instance, Seq, Dict)) or id(v) in seen:
+        v = pop()
+        kind = kinds.get(type(v))
+        if kind is None:
             continue
-        seen.add(id(v))
+        i = id(v)
+        if i in seen:
+            continue
+        seen.add(i)
         out.append(v)
-        if isinstance(v, Instance):
-            stack.extend(v.attrs.values())
-            stack.extend(v.children or ())
-            stack.extend((v.named or {}).values())
-        elif isinstance(v, Seq):
-            stack.extend(v.items)
+        if kind == 0:
+            push(v.attrs.values())
+            if v.children:
+                push(v.children)
+            if v.named:
+                push(v.named.values())
+        elif kind == 1:
+            push(v.items)
         else:
-            stack.extend(v.items.values())
+            push(v.items.values())
     return out
 
 

@@ -89,6 +89,13 @@ def signature(it: Interpreter, parts: list[object]) -> Signature:
         if len(out) > MAX_SIGNATURE:
             raise _NoSummary()
         v = stack.pop()
+        if type(v) is Py:  # the commonest item, decided without the isinstance chain below
+            try:
+                out.append(("P", type(v.value).__name__, v.value))
+                hash(v.value)
+            except TypeError:
+                raise _NoSummary() from None
+            continue
         if isinstance(v, TensorRef):
             k = seen_t.get(v.vid)
             if k is not None:
