@@ -11,7 +11,6 @@ model and the compile model already honour.
 from __future__ import annotations
 
 from dataclasses import replace
-from difflib import SequenceMatcher
 
 from kpredict.ir import FunctionGraph, Op
 
@@ -20,35 +19,66 @@ def _key(op: Op) -> tuple:
     return (op.name, op.span, op.via, op.only, op.category)
 
 
-def _common_ends(a: list[tuple], b: list[tuple]) -> tuple[int, int]:
-    """Lengths of the longest common prefix and suffix (not overlapping)."""
-    n = min(len(a), len(b))
-    lo = 0
-    while lo < n and a[lo] == b[lo]:
-        lo += 1
-    hi = 0
-    while hi < n - lo and a[len(a) - 1 - hi] == b[len(b) - 1 - hi]:
-        hi += 1
-    return lo, hi
+def _occurrences(keys: list[tuple]) -> list[tuple]:
+    """Each key with the number of times it came before: the third `add` of a layer's line is
+    (add, line, ..., 2), which names one op of each run."""
+    seen: dict[tuple, int] = {}
+    out = []
+    for k in keys:
+        n = seen.get(k, 0)
+        seen[k] = n + 1
+        out.append((k, n))
+    return out
+
+
+def _matches(a: list[tuple], b: list[tuple]) -> list[tuple[int, int]]:
+    """Pairs (i, j) of ops the two runs share, increasing in both: the longest chain of ops named the
+    same in both runs (unique names, so the longest increasing subsequence finds it in n log n)."""
+    where = {k: j for j, k in enumerate(_occurrences(b))}
+    pairs = [(i, where[k]) for i, k in enumerate(_occurrences(a)) if k in where]
+    tails: list[int] = []  # tails[L]: index into pairs of the chain of length L+1 ending lowest
+    back: list[int] = [-1] * len(pairs)
+    for p, (_, j) in enumerate(pairs):
+        lo = _bisect(pairs, tails, j)
+        if lo > 0:
+            back[p] = tails[lo - 1]
+        if lo == len(tails):
+            tails.append(p)
+        else:
+            tails[lo] = p
+    chain: list[tuple[int, int]] = []
+    p = tails[-1] if tails else -1
+    while p != -1:
+        chain.append(pairs[p])
+        p = back[p]
+    return chain[::-1]
+
+
+def _bisect(pairs: list[tuple[int, int]], tails: list[int], j: int) -> int:
+    """The first chain length whose lowest end is not below j."""
+    lo, hi = 0, len(tails)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pairs[tails[mid]][1] < j:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def merge_modes(eager: FunctionGraph, compiled: FunctionGraph) -> FunctionGraph:
     """The eager run's ops where the runs differ, marked eager-only; the compiled run's, marked
     compiled-only; the compiled run's where they agree (its dataflow is what Inductor schedules).
     Graph breaks, returns and compiled regions come from the compiled run; notes from both."""
-    ka, kb = [_key(op) for op in eager.ops], [_key(op) for op in compiled.ops]
-    lo, hi = _common_ends(ka, kb)
-    ops: list[Op] = list(compiled.ops[:lo])
-    mid_a, mid_b = ka[lo:len(ka) - hi], kb[lo:len(kb) - hi]
-    # the middle is where the paths parted: usually a few ops (a mask builder), so an exact
-    # alignment costs nothing next to the analysis that found it
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, mid_a, mid_b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            ops.extend(compiled.ops[lo + j1:lo + j2])
-            continue
-        ops.extend(replace(op, only="eager") for op in eager.ops[lo + i1:lo + i2] if op.only != "compiled")
-        ops.extend(replace(op, only="compiled") for op in compiled.ops[lo + j1:lo + j2] if op.only != "eager")
-    ops.extend(compiled.ops[len(kb) - hi:])
+    a, b = eager.ops, compiled.ops
+    ops: list[Op] = []
+    i0 = j0 = 0
+    for i, j in [*_matches([_key(op) for op in a], [_key(op) for op in b]), (len(a), len(b))]:
+        ops.extend(replace(op, only="eager") for op in a[i0:i] if op.only != "compiled")
+        ops.extend(replace(op, only="compiled") for op in b[j0:j] if op.only != "eager")
+        if j < len(b):
+            ops.append(b[j])
+        i0, j0 = i + 1, j + 1
     values = dict(eager.values)
     values.update(compiled.values)
     inputs = list(compiled.inputs) + [v for v in eager.inputs if v not in set(compiled.inputs)]
