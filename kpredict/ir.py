@@ -6,6 +6,7 @@ Nothing here knows libcst or torch, so every stage and every renderer can import
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
@@ -48,15 +49,18 @@ class TensorMeta:
         return n * size
 
 
-@lru_cache(maxsize=8192)
-def _numel(shape: tuple[int | None, ...]) -> int | None:
-    """Elements of a shape (asked hundreds of thousands of times per file, for a few hundred shapes)."""
+def shape_numel(shape: Sequence[int | None]) -> int | None:
+    """Elements of a shape; None when a dimension is unknown."""
     n = 1
     for d in shape:
         if d is None:
             return None
         n *= d
     return n
+
+
+# a tensor's element count is asked hundreds of thousands of times per file, for a few hundred shapes
+_numel = lru_cache(maxsize=8192)(shape_numel)
 
 
 DTYPE_SIZES: dict[str, int] = {

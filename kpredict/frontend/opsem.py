@@ -14,7 +14,7 @@ from kpredict.frontend import strides as L
 from kpredict.frontend.nnshapes import RULES as NN_RULES
 from kpredict.frontend.nnshapes import nn_shape
 from kpredict.frontend.values import ModRef, Opaque, Py, Seq, ShapeRef, SplitRef, TensorRef
-from kpredict.ir import TensorMeta
+from kpredict.ir import TensorMeta, shape_numel
 from kpredict.opfacts import OpFact
 
 if TYPE_CHECKING:
@@ -242,7 +242,7 @@ def _matmul_operands(it: Interpreter, x: TensorRef, y: TensorRef, node: ast.AST)
 
     if len(rx) >= 3 and len(ry) <= 2:  # folded into one mm: x.reshape(-1, k)
         folded = (None, rx[-1]) if rx[-1] is not None else None
-        ok = it.value(x).contiguous or (folded is not None and _viewable(it, x, (_numel(rx),) + folded[1:]))
+        ok = it.value(x).contiguous or (folded is not None and _viewable(it, x, (shape_numel(rx),) + folded[1:]))
         return (x if ok else copied(x)), y
     if len(rx) >= 3 or len(ry) >= 3:  # batched: batch dims merged into one
         def batch_ok(v: TensorRef, shape: tuple) -> bool:
@@ -250,20 +250,11 @@ def _matmul_operands(it: Interpreter, x: TensorRef, y: TensorRef, node: ast.AST)
                 return True
             st = it.strides_of(v)
             if st is not None and None not in shape:
-                return L.view_strides(shape, st, (_numel(shape[:-2]),) + tuple(shape[-2:])) is not None
+                return L.view_strides(shape, st, (shape_numel(shape[:-2]),) + tuple(shape[-2:])) is not None
             return v.vid in it.shared.matrix_t
         x = x if batch_ok(x, rx) else copied(x)
         y = y if batch_ok(y, ry) else copied(y)
     return x, y
-
-
-def _numel(shape: tuple) -> int | None:
-    n = 1
-    for d in shape:
-        if d is None:
-            return None
-        n *= d
-    return n
 
 
 def _viewable(it: Interpreter, t: TensorRef, shape: tuple) -> bool:
@@ -272,10 +263,10 @@ def _viewable(it: Interpreter, t: TensorRef, shape: tuple) -> bool:
     if src is None or st is None or None in src:
         return False
     sizes = list(shape)
-    if sizes.count(None) == 1 and _numel(src) is not None:
-        known = _numel(tuple(d for d in sizes if d is not None)) or 1
-        sizes = [(_numel(src) // known) if d is None else d for d in sizes]  # type: ignore[operator]
-    if None in sizes or _numel(tuple(sizes)) != _numel(src):
+    if sizes.count(None) == 1 and shape_numel(src) is not None:
+        known = shape_numel(tuple(d for d in sizes if d is not None)) or 1
+        sizes = [(shape_numel(src) // known) if d is None else d for d in sizes]  # type: ignore[operator]
+    if None in sizes or shape_numel(tuple(sizes)) != shape_numel(src):
         return False
     return L.view_strides(tuple(src), st, tuple(sizes)) is not None
 
@@ -326,7 +317,7 @@ def _view_layout(it: Interpreter, fact: OpFact, a: Args, base: TensorRef, out: T
     elif rule == "expand":
         off = len(oshape) - len(shape)
         new = tuple(0 if i < off or shape[i - off] != oshape[i] else st[i - off] for i in range(len(oshape)))
-    elif _numel(oshape) == _numel(shape):
+    elif shape_numel(oshape) == shape_numel(shape):
         new = L.view_strides(shape, st, oshape)
     if new is not None:
         it.set_strides(out, new)
