@@ -9,12 +9,15 @@ It follows the scheduler's rules as measured and read in shared/notes/inductor-r
 - extern kernels (matmul, conv, attention) and fallbacks stay alone; a 1-D bias add after a
   matmul becomes addmm; softmax(q@k^T)@v becomes one attention kernel where the target rewrites it;
 - on CUDA, long reductions with few outputs split into two kernels and then cannot host a
-  full-size epilogue; any RNG adds one seed launch per graph.
+  full-size epilogue; any RNG adds one seed launch per graph;
+- on CPU, every generated node between two extern kernels goes into one C++ function (kernel
+  groups), in the graph's order after reorder_for_locality.
 Target differences come from rules/targets.toml.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from dataclasses import dataclass, field, replace
 
@@ -93,11 +96,36 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
     return replace(fg, ops=ops, values=values)
 
 
+def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
+    """Two convolutions reading the same tensor read one channels-last copy of it: the second
+    layout copy (`conv_layout`, compiled mode only) is a view of the first [M-CPU
+    fixtures/models/resnet_block.py BasicBlock: x feeds conv1 and the 1x1 shortcut, one copy kernel]."""
+    first: dict[int, int] = {}  # input value -> output of its first layout copy
+    values = dict(fg.values)
+    ops = []
+    changed = False
+    for op in fg.ops:
+        if op.name == "conv_layout" and len(op.inputs) == 1 and len(op.outputs) == 1 and not op.free_reason:
+            src = op.inputs[0]
+            if src in first:
+                out, prev = values[op.outputs[0]], values[first[src]]
+                values[out.vid] = replace(out, storage=prev.storage, contiguous=prev.contiguous)
+                ops.append(replace(op, category="view", free_reason="the same layout copy as before",
+                                   inputs=(first[src],)))
+                changed = True
+                continue
+            first[src] = op.outputs[0]
+        ops.append(op)
+    return replace(fg, ops=ops, values=values) if changed else fg
+
+
 class Scheduler:
     def __init__(self, fg: FunctionGraph, target: str, conf: dict) -> None:
         if any(op.only == "eager" for op in fg.ops):  # eager-only ops (torch.nn catalogue) do not exist here
             fg = replace(fg, ops=[op for op in fg.ops if op.only != "eager"])
         fg = fold_constants(fg)
+        if conf.get("kernel_groups"):
+            fg = share_layout_copies(fg)
         self.fg = fg
         self.target = target
         self.conf = conf
@@ -313,6 +341,7 @@ class Scheduler:
         return pos[next(iter(nodes))], pos[next(reversed(nodes))]
 
     def schedule_graph(self, ops: list[Op], deps: dict[int, set[int]], gi: int) -> list[Kernel]:
+        self._deps = deps
         nodes: dict[int, Node] = {}
         single = self._single_graph()
         for op in ops:
@@ -402,6 +431,9 @@ class Scheduler:
             if n.kind == "pw" and merged.red is None and n.numel is not None and merged.numel != n.numel:
                 merged.numel = n.numel
             self._add_node(merged, n)
+        if self.conf.get("kernel_groups"):
+            self._kernel_groups(groups, nodes, group_of, ops)
+            return self.emit_kernels(groups, nodes, group_of, ops, gi)
         # horizontal fusion: siblings reading a common buffer, no path between them
         group_reads: dict[int, set[int]] = {}  # gid -> storages its nodes read (kept up to date on merges)
         shared_only = self.conf["horizontal_needs_shared_input"]
@@ -411,14 +443,13 @@ class Scheduler:
                 if g.kind == "fused":
                     for st in self._group_reads(g, nodes, group_reads):
                         readers.setdefault(st, set()).add(g.gid)
-        window = self.conf.get("horizontal_window")
         changed = True
         while changed:
             changed = False
             fused = [g for g in groups.values() if g.kind == "fused"]
             pos = {g.gid: i for i, g in enumerate(fused)}
             for i, a in enumerate(fused):
-                hi = len(fused) if window is None else i + 1 + window
+                hi = len(fused)
 
                 def after(lo: int) -> list[Group]:
                     """Groups after position lo that a could merge with, in program order."""
@@ -465,6 +496,74 @@ class Scheduler:
                     if shared_only:  # a reads more now: groups sharing only b's reads are candidates too
                         cands, k = after(pos[b.gid]), 0
         return self.emit_kernels(groups, nodes, group_of, ops, gi)
+
+    def _kernel_groups(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int],
+                       ops: list[Op]) -> None:
+        """The C++ backend writes every generated node between two extern kernels into one function
+        (the scheduler flushes its kernel group at an extern or template node), whatever their sizes
+        and whether they depend on each other [SRC torch 2.13 _inductor/scheduler.py codegen:
+        flush() on node.is_extern(); codegen/cpp.py CppScheduling.codegen_node]. The nodes come in
+        topological order, earliest first by the graph's order after reorder_for_locality, which
+        moves each node's producers right before it [SRC fx_passes/post_grad.py
+        reorder_for_locality]: q's rotary ops follow q's matmul, so the k matmul separates them
+        from k's."""
+        rank = locality_order(ops, self.ins, self.outs)
+
+        def gid_of(o: int) -> int | None:
+            n = nodes.get(o)
+            if n is not None and n.absorbed_into is not None:
+                o = n.absorbed_into
+            return group_of.get(o)
+
+        # a call kpredict cannot see into runs as a kernel of its own, between the others: a barrier
+        # like an extern kernel (negative ids; it is no group)
+        barriers = {-1 - op.oid: op for op in ops if op.category == "unknown"}
+
+        def unit_of(o: int) -> int | None:
+            return -1 - o if -1 - o in barriers else gid_of(o)
+
+        after: dict[int, set[int]] = {u: set() for u in [*groups, *barriers]}  # unit -> units that need it first
+        indeg: dict[int, int] = dict.fromkeys(after, 0)
+        deps_of = [(o, n.deps) for o, n in nodes.items()] + [(op.oid, self._deps[op.oid]) for op in barriers.values()]
+        for o, ds in deps_of:
+            g = unit_of(o)
+            if g is None:
+                continue
+            for d in ds:
+                gd = unit_of(d)
+                if gd is not None and gd != g and g not in after[gd]:
+                    after[gd].add(g)
+                    indeg[g] += 1
+        first = {gid: min(rank.get(o, o) for o in g.nodes) for gid, g in groups.items()}
+        first.update({u: rank.get(op.oid, op.oid) for u, op in barriers.items()})
+        ready = [(first[gid], gid) for gid, k in indeg.items() if k == 0]
+        heapq.heapify(ready)
+        order: list[Group] = []
+        while ready:
+            _, gid = heapq.heappop(ready)
+            order.append(groups[gid] if gid >= 0 else Group(gid, [], "barrier"))
+            for x in after[gid]:
+                indeg[x] -= 1
+                if indeg[x] == 0:
+                    heapq.heappush(ready, (first[x], x))
+        placed = {g.gid for g in order}
+        order += [g for g in groups.values() if g.gid not in placed]  # a cycle (not expected): program order
+        run: Group | None = None
+        position: dict[int, int] = {}
+        for g in order:
+            if g.kind != "fused" or run is None:
+                run = g if g.kind == "fused" else None
+                if g.gid >= 0:
+                    position[g.gid] = len(position)
+                continue
+            run.nodes = sorted(run.nodes + g.nodes)
+            run.weight += g.weight
+            run.mask |= g.mask
+            for o in g.nodes:
+                group_of[o] = run.gid
+            self._merge_meta(run, g)
+            del groups[g.gid]
+        self._position = position
 
     def _node_deps(self, nodes: dict[int, Node], deps: dict[int, set[int]], gi: int) -> dict[int, list[int]]:
         """Per node, the nodes it depends on, also through ops of its graph that are not nodes (a call
@@ -564,8 +663,6 @@ class Scheduler:
         return s
 
     def _compatible(self, a: Group, b: Group, nodes: dict[int, Node]) -> bool:
-        if self.conf.get("horizontal_any_size"):
-            return True  # the C++ backend puts independent loop nests of any size in one kernel
         if a.red is None and b.red is None:
             return a.numel is None or b.numel is None or a.numel == b.numel
         if a.red is not None and b.red is not None:
@@ -682,7 +779,9 @@ class Scheduler:
                 else:
                     c.add(reader)
         returned, input_st = self._boundary_storages()
-        order = sorted(groups.values(), key=lambda g: min(g.nodes))
+        position = getattr(self, "_position", None)  # the order the C++ backend emits (_kernel_groups)
+        order = sorted(groups.values(), key=(lambda g: min(g.nodes)) if position is None else
+                       (lambda g: position[g.gid]))
         first_reader: dict[int, tuple[int, Group]] | None = None  # storage -> first fused group reading it
         kernels: list[Kernel] = []
         has_random = any(nodes[o].op.category == "random" for g in order for o in g.nodes)
@@ -799,6 +898,70 @@ class Scheduler:
         if names - folded:
             names -= folded
         return sorted(n for n in names if n)
+
+
+def locality_order(ops: list[Op], ins: dict[int, tuple[int, ...]], outs: dict[int, tuple[int, ...]]) -> dict[int, int]:
+    """Position of each op after Inductor's reorder_for_locality: walking the graph backwards, the
+    producers of each node's arguments whose users all come later are moved right before it, in
+    argument order (the walk then goes on from the last one moved). ins / outs: the storages each
+    op reads and writes (views are not ops here: a view's reader reads its base's producer)."""
+    producer: dict[int, int] = {}  # storage -> its last writer so far
+    args: dict[int, list[int]] = {}  # op -> the producers of what it reads, in argument order
+    users: dict[int, set[int]] = {}
+    for op in ops:
+        a = args[op.oid] = []
+        for st in ins[op.oid]:
+            p = producer.get(st)
+            if p is not None:
+                a.append(p)
+                users.setdefault(p, set()).add(op.oid)
+        for st in outs[op.oid]:
+            producer[st] = op.oid
+    prev: dict[int, int | None] = {}
+    nxt: dict[int, int | None] = {}
+    last: int | None = None
+    for op in ops:
+        prev[op.oid], nxt[op.oid] = last, None
+        if last is not None:
+            nxt[last] = op.oid
+        last = op.oid
+    head = ops[0].oid if ops else None
+
+    def move_before(x: int, node: int) -> None:
+        nonlocal head, last
+        if nxt[x] == node:
+            return
+        p, n = prev[x], nxt[x]  # unlink x
+        if p is not None:
+            nxt[p] = n
+        else:
+            head = n
+        if n is not None:
+            prev[n] = p
+        else:
+            last = p
+        b = prev[node]  # link x between b and node
+        prev[x], nxt[x] = b, node
+        prev[node] = x
+        if b is not None:
+            nxt[b] = x
+        else:
+            head = x
+
+    seen: set[int] = set()
+    cur = last
+    while cur is not None:
+        seen.add(cur)
+        for p in args[cur]:
+            if p != cur and p not in seen and users[p] <= seen:
+                move_before(p, cur)
+        cur = prev[cur]
+    rank: dict[int, int] = {}
+    cur, i = head, 0
+    while cur is not None:
+        rank[cur] = i
+        cur, i = nxt[cur], i + 1
+    return rank
 
 
 def _with_aten(op: Op, aten: tuple[str, ...]) -> Op:
