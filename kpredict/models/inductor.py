@@ -480,12 +480,7 @@ class Scheduler:
                     dep_a = [d for o in a.nodes for d in rdeps[o] if not bit[d] & a.mask]
                     if reaches_mask(a.mask, dep_b) or reaches_mask(b.mask, dep_a):
                         continue
-                    a.nodes = sorted(a.nodes + b.nodes)
-                    a.weight += b.weight
-                    a.mask |= b.mask
-                    for o in b.nodes:
-                        group_of[o] = a.gid
-                    self._merge_meta(a, b)
+                    self._absorb(a, b, group_of)
                     rb = group_reads.pop(b.gid, None) or self._group_reads(b, nodes, {})
                     if a.gid in group_reads:
                         group_reads[a.gid] |= rb
@@ -556,12 +551,7 @@ class Scheduler:
                 if g.gid >= 0:
                     position[g.gid] = len(position)
                 continue
-            run.nodes = sorted(run.nodes + g.nodes)
-            run.weight += g.weight
-            run.mask |= g.mask
-            for o in g.nodes:
-                group_of[o] = run.gid
-            self._merge_meta(run, g)
+            self._absorb(run, g, group_of)
             del groups[g.gid]
         self._position = position
 
@@ -646,6 +636,15 @@ class Scheduler:
                 g.numel = n.numel
         elif g.numel is None and g.red is None:
             g.numel = n.numel
+
+    def _absorb(self, a: Group, b: Group, group_of: dict[int, int]) -> None:
+        """Group b's nodes join group a (one kernel); the caller drops b."""
+        a.nodes = sorted(a.nodes + b.nodes)
+        a.weight += b.weight
+        a.mask |= b.mask
+        for o in b.nodes:
+            group_of[o] = a.gid
+        self._merge_meta(a, b)
 
     def _merge_meta(self, a: Group, b: Group) -> None:
         if a.red is None and b.red is not None:
