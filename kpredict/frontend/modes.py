@@ -10,6 +10,7 @@ model and the compile model already honour.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import replace
 
 from kpredict.ir import FunctionGraph, Op
@@ -39,7 +40,7 @@ def _matches(a: list[tuple], b: list[tuple]) -> list[tuple[int, int]]:
     tails: list[int] = []  # tails[L]: index into pairs of the chain of length L+1 ending lowest
     back: list[int] = [-1] * len(pairs)
     for p, (_, j) in enumerate(pairs):
-        lo = _bisect(pairs, tails, j)
+        lo = bisect_left(tails, j, key=lambda t: pairs[t][1])  # the first chain not ending below j
         if lo > 0:
             back[p] = tails[lo - 1]
         if lo == len(tails):
@@ -52,18 +53,6 @@ def _matches(a: list[tuple], b: list[tuple]) -> list[tuple[int, int]]:
         chain.append(pairs[p])
         p = back[p]
     return chain[::-1]
-
-
-def _bisect(pairs: list[tuple[int, int]], tails: list[int], j: int) -> int:
-    """The first chain length whose lowest end is not below j."""
-    lo, hi = 0, len(tails)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if pairs[tails[mid]][1] < j:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 def merge_modes(eager: FunctionGraph, compiled: FunctionGraph) -> FunctionGraph:

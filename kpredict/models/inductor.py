@@ -66,6 +66,13 @@ ZERO_CONSTANTS = ("zeros", "zeros_like", "new_zeros")
 ONE_CONSTANTS = ("ones", "ones_like", "new_ones")
 
 
+def _as_view(op: Op, keep: int, values: dict, reason: str) -> Op:
+    """Op, made a free view of value `keep`: its output takes keep's storage (in `values`)."""
+    out, kept = values[op.outputs[0]], values[keep]
+    values[out.vid] = replace(out, storage=kept.storage, contiguous=kept.contiguous)
+    return replace(op, category="view", free_reason=reason, inputs=(keep,))
+
+
 def fold_constants(fg: FunctionGraph) -> FunctionGraph:
     """`x + zeros(...)`, `x * ones(...)` are removed by Inductor's uniform-value constant folding.
 
@@ -85,9 +92,7 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
             if len(consts) == 1 and len(others) == 1:
                 keep, out = values[others[0]], values[op.outputs[0]]
                 if keep.meta.shape is not None and keep.meta.shape == out.meta.shape:
-                    values[out.vid] = replace(out, storage=keep.storage, contiguous=keep.contiguous)
-                    ops.append(replace(op, category="view", free_reason="folded: adds zero / multiplies by one",
-                                       inputs=(others[0],)))
+                    ops.append(_as_view(op, others[0], values, "folded: adds zero / multiplies by one"))
                     changed = True
                     continue
         ops.append(op)
@@ -108,10 +113,7 @@ def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
         if op.name == "conv_layout" and len(op.inputs) == 1 and len(op.outputs) == 1 and not op.free_reason:
             src = op.inputs[0]
             if src in first:
-                out, prev = values[op.outputs[0]], values[first[src]]
-                values[out.vid] = replace(out, storage=prev.storage, contiguous=prev.contiguous)
-                ops.append(replace(op, category="view", free_reason="the same layout copy as before",
-                                   inputs=(first[src],)))
+                ops.append(_as_view(op, first[src], values, "the same layout copy as before"))
                 changed = True
                 continue
             first[src] = op.outputs[0]
@@ -135,23 +137,13 @@ class Scheduler:
         # per op, the storages it reads and writes: every pass below walks these, millions of times
         self.ins = {op.oid: tuple([stmap.get(v, v) for v in op.inputs]) for op in fg.ops}
         self.outs = {op.oid: tuple([stmap.get(v, v) for v in op.outputs + op.mutates]) for op in fg.ops}
+        self.single_graph = all(op.graph == 0 for op in fg.ops)
+        # storages the function returns, and its inputs' storages (the same for every graph)
+        self.returned = {stmap.get(v, v) for v in fg.returns}
+        self.input_storages = {stmap.get(v, v) for v in fg.inputs}
 
     def _st(self, vid: int) -> int:
         return self._stmap.get(vid, vid)
-
-    def _single_graph(self) -> bool:
-        cached = getattr(self, "_single_cache", None)
-        if cached is None:
-            cached = self._single_cache = all(op.graph == 0 for op in self.fg.ops)
-        return cached
-
-    def _boundary_storages(self) -> tuple[set[int], set[int]]:
-        """Storages the function returns, and its inputs' storages (the same for every graph)."""
-        cached = getattr(self, "_boundary_cache", None)
-        if cached is None:
-            cached = self._boundary_cache = ({self._st(v) for v in self.fg.returns},
-                                             {self._st(v) for v in self.fg.inputs})
-        return cached
 
     # ------------------------------------------------------------------ dataflow
     def dataflow(self, ops: list[Op]) -> tuple[dict[int, set[int]], dict[int, int]]:
@@ -341,11 +333,9 @@ class Scheduler:
         return pos[next(iter(nodes))], pos[next(reversed(nodes))]
 
     def schedule_graph(self, ops: list[Op], deps: dict[int, set[int]], gi: int) -> list[Kernel]:
-        self._deps = deps
         nodes: dict[int, Node] = {}
-        single = self._single_graph()
         for op in ops:
-            n = self.node_for(op, set(deps[op.oid]) if single else {d for d in deps[op.oid] if self.ops[d].graph == gi})
+            n = self.node_for(op, set(deps[op.oid]) if self.single_graph else {d for d in deps[op.oid] if self.ops[d].graph == gi})
             if n is not None:
                 nodes[op.oid] = n
         # consumers, for pattern rewrites
@@ -432,8 +422,8 @@ class Scheduler:
                 merged.numel = n.numel
             self._add_node(merged, n)
         if self.conf.get("kernel_groups"):
-            self._kernel_groups(groups, nodes, group_of, ops)
-            return self.emit_kernels(groups, nodes, group_of, ops, gi)
+            position = self._kernel_groups(groups, nodes, group_of, ops, deps)
+            return self.emit_kernels(groups, nodes, group_of, ops, gi, position)
         # horizontal fusion: siblings reading a common buffer, no path between them
         group_reads: dict[int, set[int]] = {}  # gid -> storages its nodes read (kept up to date on merges)
         shared_only = self.conf["horizontal_needs_shared_input"]
@@ -449,15 +439,14 @@ class Scheduler:
             fused = [g for g in groups.values() if g.kind == "fused"]
             pos = {g.gid: i for i, g in enumerate(fused)}
             for i, a in enumerate(fused):
-                hi = len(fused)
 
                 def after(lo: int) -> list[Group]:
                     """Groups after position lo that a could merge with, in program order."""
                     if not shared_only:
-                        return fused[lo + 1:hi]
+                        return fused[lo + 1:]
                     # only groups sharing a read can merge: look at just those, in the same order
                     near = {pos[x] for st in self._group_reads(a, nodes, group_reads)
-                            for x in readers.get(st, ()) if x in pos and lo < pos[x] < hi}
+                            for x in readers.get(st, ()) if x in pos and lo < pos[x]}
                     return [fused[j] for j in sorted(near)]
 
                 cands = after(i)
@@ -493,7 +482,7 @@ class Scheduler:
         return self.emit_kernels(groups, nodes, group_of, ops, gi)
 
     def _kernel_groups(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int],
-                       ops: list[Op]) -> None:
+                       ops: list[Op], deps: dict[int, set[int]]) -> dict[int, int]:
         """The C++ backend writes every generated node between two extern kernels into one function
         (the scheduler flushes its kernel group at an extern or template node), whatever their sizes
         and whether they depend on each other [SRC torch 2.13 _inductor/scheduler.py codegen:
@@ -501,7 +490,7 @@ class Scheduler:
         topological order, earliest first by the graph's order after reorder_for_locality, which
         moves each node's producers right before it [SRC fx_passes/post_grad.py
         reorder_for_locality]: q's rotary ops follow q's matmul, so the k matmul separates them
-        from k's."""
+        from k's. Returns each remaining group's place in that order."""
         rank = locality_order(ops, self.ins, self.outs)
 
         def gid_of(o: int) -> int | None:
@@ -519,7 +508,7 @@ class Scheduler:
 
         after: dict[int, set[int]] = {u: set() for u in [*groups, *barriers]}  # unit -> units that need it first
         indeg: dict[int, int] = dict.fromkeys(after, 0)
-        deps_of = [(o, n.deps) for o, n in nodes.items()] + [(op.oid, self._deps[op.oid]) for op in barriers.values()]
+        deps_of = [(o, n.deps) for o, n in nodes.items()] + [(op.oid, deps[op.oid]) for op in barriers.values()]
         for o, ds in deps_of:
             g = unit_of(o)
             if g is None:
@@ -553,7 +542,7 @@ class Scheduler:
                 continue
             self._absorb(run, g, group_of)
             del groups[g.gid]
-        self._position = position
+        return position
 
     def _node_deps(self, nodes: dict[int, Node], deps: dict[int, set[int]], gi: int) -> dict[int, list[int]]:
         """Per node, the nodes it depends on, also through ops of its graph that are not nodes (a call
@@ -618,9 +607,8 @@ class Scheduler:
             rs = reads.get(st)
             if rs and rs[-1][0] > hi:
                 out[w].add(-1)
-        returned = self._boundary_storages()[0]
         for o in nodes:
-            if not returned.isdisjoint(self.outs[o]):
+            if not self.returned.isdisjoint(self.outs[o]):
                 out[o].add(-1)
         return out
 
@@ -741,7 +729,8 @@ class Scheduler:
 
     # ------------------------------------------------------------------ kernels
     def emit_kernels(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int],
-                     ops: list[Op], gi: int) -> list[Kernel]:
+                     ops: list[Op], gi: int, position: dict[int, int] | None = None) -> list[Kernel]:
+        """One Kernel per group, in program order or in `position` order (the C++ kernel groups)."""
         # what each group reads and writes: buffers crossing its boundary
         member: dict[int, int] = {}
         for g in groups.values():
@@ -777,8 +766,7 @@ class Scheduler:
                     consumers[st] = {reader}
                 else:
                     c.add(reader)
-        returned, input_st = self._boundary_storages()
-        position = getattr(self, "_position", None)  # the order the C++ backend emits (_kernel_groups)
+        returned, input_st = self.returned, self.input_storages
         order = sorted(groups.values(), key=(lambda g: min(g.nodes)) if position is None else
                        (lambda g: position[g.gid]))
         first_reader: dict[int, tuple[int, Group]] | None = None  # storage -> first fused group reading it
