@@ -88,14 +88,17 @@ def analyze_target(target: Target, settings: Settings, cache: Cache | None = Non
         hit = cache.get(target.path, data, target.only)
         if hit is not None:
             return hit
+    from kpredict.gcpolicy import analyzing_file
+
     if cache is not None:
         from kpredict.cache import recording_reads
 
-        with recording_reads() as reads:
+        with recording_reads() as reads, analyzing_file():
             report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
         cache.put(target.path, data, report, target.only, reads=reads)
     else:
-        report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
+        with analyzing_file():
+            report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
     if not keep_graphs:
         for fn in report.functions:
             fn.graph = None
