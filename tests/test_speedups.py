@@ -348,6 +348,40 @@ class Net(nn.Module):
 ''',
     # layers built from equal arguments are copies of the first build (new parameters, shared
     # arguments); an empty ModuleList filled later must not be copied with what it holds now
+    # one call spelled four ways (a default given or left out, positional or by keyword) is one
+    # summary; a default that is not a literal, or a different value, is another call
+    "call_spellings": '''
+import torch
+import torch.nn as nn
+
+SCALE = 2.0
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x, mask=None, scale=1.0, *, act=True, **kwargs):
+        y = self.lin(x) * scale
+        if mask is not None:
+            y = y + mask
+        return y.relu() if act else y
+
+
+class Net(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d) for _ in range(6)])
+
+    def forward(self, x: torch.Tensor, m: torch.Tensor):
+        x = self.blocks[0](x)
+        x = self.blocks[1](x, None)
+        x = self.blocks[2](x, mask=None, scale=1.0, act=True)
+        x = self.blocks[3](x, scale=1.0)
+        x = self.blocks[4](x, m, act=False)
+        return self.blocks[5](x, mask=m, act=False, extra=1)
+''',
     "copied_layers": '''
 import torch
 import torch.nn as nn
@@ -480,6 +514,23 @@ def test_a_layer_index_only_handed_on_does_not_stop_replays(monkeypatch: pytest.
     assert recorded.count("Layer.forward") == 2  # the first layer reads the input: a key of its own
     assert recorded.count("UsesIt.forward") == 4
     assert recorded.count("Returns.forward") == 4  # the caller branches on what it returns
+
+
+def test_calls_spelled_differently_share_a_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signature is over the parameters as the callee receives them (summaries._bound)."""
+    recorded: list[str] = []
+    real_record = summaries.Summaries.record
+
+    def record(self, it, key, *a, **k):  # noqa: ANN001, ANN202
+        recorded.append(key[0])
+        return real_record(self, it, key, *a, **k)
+
+    monkeypatch.setattr(summaries.Summaries, "record", record)
+    r = analyze_source(TRICKY["call_spellings"], "m.py", Settings(), only="Net.forward")
+    assert r.error is None and r.functions[0].eager.kernels == 6 * 3  # linear, scale, relu or mask add
+    # blocks 1-3 are one call (block 0 reads the graph's input: a key of its own); block 4 (a mask,
+    # no relu) is another; block 5 differs from it by what lands in **kwargs
+    assert recorded.count("Block.forward") == 4
 
 
 def test_a_tracked_value_is_its_plain_value_and_reports_its_first_use() -> None:

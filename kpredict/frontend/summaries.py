@@ -249,7 +249,9 @@ class Summaries:
         run = lambda: it.run_function(qualname, args, kwargs, bound=inst, node=node, mod=mod)  # noqa: E731
         if not it.recording or it.region is not None or it.only is not None or it.anchor is not None:
             return run()
-        parts: list[object] = [inst, *args, Py(tuple(kwargs))] + list(kwargs.values())
+        bound = _bound(it.func_def(mod, qualname), args, kwargs)
+        parts: list[object] = ([inst, *args, Py(tuple(kwargs))] + list(kwargs.values()) if bound is None
+                               else [inst, Py("<bound>"), *bound])
         try:
             sig = signature(it, parts)
         except _NoSummary:
@@ -402,6 +404,45 @@ class Summaries:
             if n not in fg.loop_symbols:
                 fg.loop_symbols.append(n)
         return _map_result(s.ret, vmap, {})
+
+
+def _bound(fdef: ast.FunctionDef | ast.AsyncFunctionDef | None, args: list[object],
+           kwargs: dict[str, object]) -> list[object] | None:
+    """The call's arguments as the callee's parameters receive them, in parameter order, with literal
+    defaults filled in: `m(x)` and `m(x, mask=None)` are one call. None when that cannot be told
+    without evaluating code (a default that is not a literal, a parameter left without a value)."""
+    if fdef is None:
+        return None
+    a = fdef.args
+    params = [*a.posonlyargs, *a.args][1:]  # without self
+    if len(args) > len(params) and a.vararg is None:
+        return None
+    defaults = dict(zip([p.arg for p in params][len(params) - len(a.defaults):], a.defaults)) if a.defaults else {}
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        if d is not None:
+            defaults[p.arg] = d
+    out: list[object] = []
+    used = 0
+    posonly = len(a.posonlyargs) - 1
+    for i, p in enumerate([*params, *a.kwonlyargs]):
+        if i < len(params) and i < len(args):
+            out.append(args[i])
+        elif p.arg in kwargs and i >= posonly:
+            out.append(kwargs[p.arg])
+            used += 1
+        else:
+            d = defaults.get(p.arg)
+            if not isinstance(d, ast.Constant):
+                return None
+            out.append(Py(d.value))
+    if a.vararg is not None:
+        out.append(Seq(list(args[len(params):])))
+    if a.kwarg is not None:
+        names = {p.arg for p in params[max(posonly, 0):]} | {p.arg for p in a.kwonlyargs}
+        out.append(Dict({k: v for k, v in kwargs.items() if k not in names}))
+    elif used != len(kwargs):
+        return None  # a keyword the callee does not take: left to the call to report
+    return out
 
 
 def _storage(it: Interpreter, vid: int) -> int:
