@@ -63,7 +63,7 @@ class Summary:
     mode: str | None = None  # the mode it was recorded in, when it asked (torch.compiler.is_compiling)
 
     def fits(self, sig: Signature, mode: str) -> bool:
-        return (self.mode is None or self.mode == mode) and all(sig.attrs.get((i, name)) == v for i, name, v in self.needs)
+        return (self.mode is None or self.mode == mode) and all(sig.attr(i, name) == v for i, name, v in self.needs)
 
 
 @dataclass(slots=True)
@@ -71,7 +71,19 @@ class Signature:
     key: tuple
     leaves: list[int]  # tensors in key order
     objects: dict[int, int]  # id of an object, list or dict -> its index in key order
-    attrs: dict[tuple[int, str], tuple[str, object]]  # (object index, name) -> a plain attribute value
+    # object index -> (attribute names, their plain values as (type name, value), None where not plain)
+    plain: dict[int, tuple[tuple[str, ...], tuple[tuple[str, object] | None, ...]]]
+
+    def attr(self, i: int, name: str) -> tuple[str, object] | None:
+        """The plain value of attribute `name` of object i, None when it has none."""
+        got = self.plain.get(i)
+        if got is None or name not in got[0]:
+            return None
+        return got[1][got[0].index(name)]
+
+
+_SEQ, _DICT = 1, 2
+_CONTAINERS: dict[type, int] = {Instance: 0, **{c: 0 for c in Instance.__subclasses__()}, Seq: _SEQ, Dict: _DICT}
 
 
 def signature(it: Interpreter, parts: list[object]) -> Signature:
@@ -80,85 +92,89 @@ def signature(it: Interpreter, parts: list[object]) -> Signature:
     the attributes that the call read hold the same values."""
     out: list[object] = []
     leaves: list[int] = []
-    attrs: dict[tuple[int, str], tuple[str, object]] = {}
+    plain: dict[int, tuple] = {}
     seen_t: dict[int, int] = {}
     seen_st: dict[int, int] = {}
     seen_o: dict[int, int] = {}
+    fg_values, sh_values = it.fg.values, it.shared.values
+    strides, matrix_t = it.shared.strides, it.shared.matrix_t
+    containers = _CONTAINERS
     stack: list[object] = list(reversed(parts))
+    pop, push, emit = stack.pop, stack.extend, out.append
     while stack:
         if len(out) > MAX_SIGNATURE:
             raise _NoSummary()
-        v = stack.pop()
-        if type(v) is Py:  # the commonest item, decided without the isinstance chain below
+        v = pop()
+        t = type(v)
+        if t is Py:  # the commonest item, decided without the isinstance chain below
             try:
-                out.append(("P", type(v.value).__name__, v.value))
                 hash(v.value)
             except TypeError:
                 raise _NoSummary() from None
+            emit(("P", type(v.value).__name__, v.value))
             continue
-        if isinstance(v, TensorRef):
-            k = seen_t.get(v.vid)
+        if t is TensorRef:
+            vid = v.vid
+            k = seen_t.get(vid)
             if k is not None:
-                out.append(("T", k))
+                emit(("T", k))
                 continue
-            seen_t[v.vid] = len(leaves)
-            leaves.append(v.vid)
-            val = it.fg.values.get(v.vid)
+            seen_t[vid] = len(leaves)
+            leaves.append(vid)
+            val = fg_values.get(vid)
             if val is not None:
                 is_input, made_here = val.is_input, val.producer is None
             else:  # made elsewhere (module level, __init__): an input of this graph once used (it.local)
-                val = it.shared.values.get(v.vid)
+                val = sh_values.get(vid)
                 if val is None:
                     raise _NoSummary()
                 is_input, made_here = True, True
             st = seen_st.setdefault(val.storage, len(seen_st))
-            out.append(("t", val.meta, val.contiguous, st, it.shared.strides.get(v.vid),
-                        v.vid in it.shared.matrix_t, is_input, made_here))
-        elif isinstance(v, (Instance, Seq, Dict)):
+            emit(("t", val.meta, val.contiguous, st, strides.get(vid), vid in matrix_t, is_input, made_here))
+            continue
+        kind = containers.get(t)
+        if kind is not None:
             k = seen_o.get(id(v))
             if k is not None:
-                out.append(("O", k))
+                emit(("O", k))
                 continue
-            seen_o[id(v)] = len(seen_o)
-            if isinstance(v, Instance):
-                out.append(("I", type(v) is NNModule, v.cls, v.mod, v.training, tuple(v.attrs),
-                            None if v.children is None else len(v.children),
-                            None if v.named is None else tuple(v.named)))
-                me = seen_o[id(v)]
-                items = []
-                for name, x in v.attrs.items():
-                    if isinstance(x, Py):
-                        out.append(("p", type(x.value).__name__))
-                        attrs[(me, name)] = (type(x.value).__name__, x.value)
-                    else:
-                        items.append(x)
-                items += list(v.children or ()) + list((v.named or {}).values())
-            elif isinstance(v, Seq):
-                out.append(("S", v.kind, len(v.items)))
+            me = seen_o[id(v)] = len(seen_o)
+            if kind == 0:
+                names = tuple(v.attrs)
+                vals = v.attrs.values()
+                py = tuple([(type(x.value).__name__, x.value) if isinstance(x, Py) else None for x in vals])
+                plain[me] = (names, py)
+                emit(("I", t is NNModule, v.cls, v.mod, v.training, names, tuple([p and p[0] for p in py]),
+                      None if v.children is None else len(v.children), None if v.named is None else tuple(v.named)))
+                items = [x for x, p in zip(vals, py) if p is None]
+                if v.children:
+                    items += v.children
+                if v.named:
+                    items += v.named.values()
+            elif kind == _SEQ:
+                emit(("S", v.kind, len(v.items)))
                 items = v.items
             else:
                 try:
-                    out.append(("D", tuple(v.items)))
+                    emit(("D", tuple(v.items)))
                 except TypeError:
                     raise _NoSummary() from None
                 items = list(v.items.values())
-            stack.extend(reversed(items))
+            push(reversed(items))
         elif isinstance(v, Py):
             try:
                 hash(v.value)
             except TypeError:
                 raise _NoSummary() from None
-            out.append(("P", type(v.value).__name__, v.value))
+            emit(("P", type(v.value).__name__, v.value))
         elif isinstance(v, Unknown) and v.src is not None:
-            out.append(("U", v.what))
+            emit(("U", v.what))
             stack.append(TensorRef(v.src))  # the tensor it stands for is a leaf, mapped like the others
-        elif isinstance(v, (Sym, SymObj, Opaque, Unknown, ModRef, ClassRef)):
-            out.append(v)
-        elif isinstance(v, FuncRef) and v.bound is None:
-            out.append(v)
+        elif isinstance(v, (Sym, SymObj, Opaque, Unknown, ModRef, ClassRef)) or (isinstance(v, FuncRef) and v.bound is None):
+            emit(v)
         else:
             raise _NoSummary()
-    return Signature(tuple(out), leaves, seen_o, attrs)
+    return Signature(tuple(out), leaves, seen_o, plain)
 
 
 def _check_result(v: object, pre: set[int], made: set[int], depth: int = 0) -> None:
@@ -295,7 +311,7 @@ class Summaries:
             after = signature(it, parts)
         except _NoSummary:
             after = None
-        if after is None or after.key != key[3] or after.attrs != sig.attrs:
+        if after is None or after.key != key[3] or after.plain != sig.plain:
             self.refused.add(key)  # the call changed what it was given: its effects cannot be replayed
             return ret
         pre = {id(o) for o in reachable(*parts)}
@@ -313,8 +329,8 @@ class Summaries:
                 local = fg.values.get(v, val)
                 values.append(Value(v, local.meta, local.storage, local.contiguous, local.producer, local.is_input,
                                     local.name))
-        needs = sorted({(sig.objects[o], name, sig.attrs[(sig.objects[o], name)]) for o, name in reads
-                        if o in sig.objects and (sig.objects[o], name) in sig.attrs}, key=lambda x: (x[0], x[1]))
+        needs = sorted({(sig.objects[o], name, v) for o, name in reads if o in sig.objects
+                        for v in [sig.attr(sig.objects[o], name)] if v is not None}, key=lambda x: (x[0], x[1]))
         self.table.setdefault(key, []).append(Summary(
             leaves=list(leaves),
             leaf_storages=[_storage(it, v) for v in leaves],
