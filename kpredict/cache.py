@@ -10,8 +10,9 @@ version (`default_table().version`) and a digest of every rules/*.toml, and `Set
 covers every option that changes predictions or findings). The value is the FileReport serialized by
 kpredict.serial, so a cached report has `graph=None` on its functions.
 
-An entry also lists the other files the analysis read (imported modules of the same tree), each with
-its size, mtime and sha256, and is used only while they are unchanged (see recording_reads below).
+An entry also lists the other files the analysis read (imported modules of the same tree, the
+pyproject.toml it took examples from), each with its size, mtime and sha256, and is used only while
+they are unchanged (kpredict/reads.py).
 
 Entries are written atomically (a temporary file in the same folder, then os.replace), so parallel
 workers never see half an entry; an entry that cannot be read or decoded is ignored and rewritten.
@@ -27,9 +28,6 @@ import os
 import sys
 import sysconfig
 import tempfile
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -106,29 +104,11 @@ def config_digest(config: object | None) -> str:
 
 # -- other files an analysis reads (imported modules of the same tree, pyproject.toml) ---------------
 #
-# The analysis of one file may read others (`from .layers import Block`). Which ones is the frontend's
-# business; the cache learns it without any help from the frontend through an audit hook (PEP 578):
-# every `open()` during the analysis of a file is recorded, and the entry is valid only while each of
-# those files is unchanged (same size and mtime, else same sha256) and each file that was probed and
-# absent is still absent. Files of kpredict itself, its rules and the Python installation are left out
-# (the key already covers kpredict and its rules).
-
-_recording: set[str] | None = None  # the paths being collected, while recording_reads() runs
-_hook_installed = False
-_hook_lock = threading.Lock()
-
-
-def _audit(event: str, args: tuple) -> None:
-    if event != "open" and event != "kpredict.read":  # the latter: a file parsed earlier, served from memory
-        return
-    rec = _recording
-    if rec is None:
-        return
-    path = args[0] if args else None
-    if isinstance(path, (str, bytes, os.PathLike)):
-        mode = args[1] if len(args) > 1 else "r"
-        if mode is None or isinstance(mode, str) and not any(c in mode for c in "wax+"):
-            rec.add(os.fsdecode(path))
+# The analysis of one file may read others (`from .layers import Block`); the readers note each such
+# file (kpredict/reads.py), and the entry is valid only while each of those files is unchanged (same
+# size and mtime, else same sha256) and each file noted while absent is still absent. Files of
+# kpredict itself, its rules and the Python installation are left out (the key already covers
+# kpredict and its rules).
 
 
 @lru_cache(maxsize=1)
@@ -143,26 +123,6 @@ def _ignored_prefixes() -> tuple[str, ...]:
         if p:
             roots.add(os.path.realpath(p))
     return tuple(sorted(r.rstrip(os.sep) + os.sep for r in roots))
-
-
-@contextmanager
-def recording_reads() -> Iterator[set[str]]:
-    """Collect the paths opened for reading while the block runs (any thread: see parallel.run_deep)."""
-    global _hook_installed, _recording
-    if not _hook_installed:
-        with _hook_lock:
-            if not _hook_installed:
-                sys.addaudithook(_audit)
-                _hook_installed = True
-    outer = _recording
-    paths: set[str] = set()
-    _recording = paths
-    try:
-        yield paths
-    finally:
-        _recording = outer
-        if outer is not None:
-            outer |= paths
 
 
 def _file_state(path: str) -> list | None:
@@ -273,7 +233,7 @@ class Cache:
 
     def put(self, path: str, data: bytes, report: FileReport, only: str | None = None,
             reads: set[str] | None = None) -> None:
-        """Store a report; `reads`: the files its analysis opened (see recording_reads)."""
+        """Store a report; `reads`: the other files its analysis read (see kpredict/reads.py)."""
         if report.error and report.error.startswith("internal error"):
             return
         key = self.key(path, data, only)

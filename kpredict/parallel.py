@@ -91,9 +91,9 @@ def analyze_target(target: Target, settings: Settings, cache: Cache | None = Non
     from kpredict.gcpolicy import analyzing_file
 
     if cache is not None:
-        from kpredict.cache import recording_reads
+        from kpredict.reads import recording
 
-        with recording_reads() as reads, analyzing_file():
+        with recording() as reads, analyzing_file():
             report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
         cache.put(target.path, data, report, target.only, reads=reads)
     else:

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings as hsettings, strategies as st
 
-from kpredict import api
+from kpredict import api, reads
 from kpredict.api import NOT_TORCH, analyze_file, analyze_paths, analyze_source
 from kpredict.cache import CACHEDIR_TAG, Cache
 from kpredict.cli import main
@@ -738,13 +738,9 @@ def test_cache_entry_depends_on_the_files_its_analysis_read(tmp_path: Path, monk
     real = api.analyze_source
 
     def analyze_source(source, path="<string>", *a, **k):
-        if path.endswith("model.py"):
-            with open(layers, "rb") as f:
-                f.read()
-            try:
-                open(ghost, "rb").close()
-            except FileNotFoundError:
-                pass
+        if path.endswith("model.py"):  # what the frontend's readers do (kpredict/reads.py)
+            reads.note(layers)
+            reads.note(ghost)
         return real(source, path, *a, **k)
 
     monkeypatch.setattr(api, "analyze_source", analyze_source)
@@ -784,6 +780,28 @@ def test_a_shared_helper_file_is_a_dependency_of_every_file_that_imports_it(tmp_
     assert kernels() == [2, 2]
     layers.write_text("import torch\n\ndef act(x):\n    return torch.relu(x).exp()\n")
     assert kernels() == [3, 3]
+
+
+def test_every_file_taking_examples_from_a_pyproject_depends_on_it(tmp_path: Path) -> None:
+    """pyproject.toml is read once per process (annotations._tables): the second file analyzed must
+    still list it as a dependency, or an edited example leaves that file's cached figures stale."""
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("import torch\n\ndef f(x):\n    return (x + 1).relu()\n")
+    pp = tmp_path / "pyproject.toml"
+
+    def write(n: int) -> None:
+        pp.write_text("[tool.kpredict.examples]\n" + "".join(f'"{m}::f" = "x=randn({n})"\n' for m in ("a.py", "b.py")))
+
+    def bytes_read() -> list[object]:
+        c = Cache(tmp_path / "c", Settings())
+        reports = list(analyze_paths([str(tmp_path / "a.py"), str(tmp_path / "b.py")], Settings(), jobs=1, cache=c))
+        return [r.functions[0].eager.bytes for r in reports]
+
+    write(8)
+    first = bytes_read()
+    assert first == bytes_read() and all(isinstance(b, int) for b in first)
+    write(16)
+    assert bytes_read() == [2 * b for b in first]
 
 
 # programs that once made analyze_source raise (found by the generators above); each must analyze

@@ -13,11 +13,11 @@ imports the same layers file from ten places parses it once.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from functools import lru_cache
 
 from kpredict.frontend.parse import ModuleInfo, ParseError, parse_module
+from kpredict.reads import note
 
 # top-level names that are never files of the analyzed tree (they would only slow resolution down)
 EXTERNAL = frozenset({
@@ -52,9 +52,9 @@ def load_file(path: str) -> ModuleInfo | None:
         return None
     if st.st_size > MAX_FILE_BYTES:
         return None
-    # a parse served from memory opens nothing: say that the file was read, so that the per-file
-    # cache records it as a dependency of every analysis that uses it, not only of the first
-    sys.audit("kpredict.read", path)
+    # also when the parse is served from memory: the per-file cache records the file as a dependency
+    # of every analysis that uses it, not only of the first
+    note(path)
     return _parse_cached(os.path.realpath(path), st.st_size, st.st_mtime_ns)
 
 

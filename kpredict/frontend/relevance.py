@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from functools import lru_cache
 
 from kpredict.frontend.imports import load_file, resolve
 from kpredict.frontend.parse import ModuleInfo
+from kpredict.reads import note
 
 # top-level packages whose import makes a file PyTorch code (torch itself and libraries built on it)
 TORCH_PACKAGES = frozenset({
@@ -91,7 +91,7 @@ def uses_torch(module: ModuleInfo) -> bool:
             st = os.stat(path)
         except OSError:
             continue
-        sys.audit("kpredict.read", path)  # a dependency of this analysis for the per-file cache
+        note(path)  # a dependency of this analysis for the per-file cache
         direct, deps = _facts(path, st.st_size, st.st_mtime_ns)
         if direct:
             return True

@@ -28,6 +28,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kpredict.reads import note
+
 MARK = re.compile(r"^\s*#\s*kpredict:\s*([A-Za-z][\w-]*)\b[ \t]*(.*?)\s*$")
 
 
@@ -105,6 +107,7 @@ def file_entries(path: Path) -> dict[str, dict[str, str]]:
     pp = find_pyproject(resolved)
     if pp is None:
         return {}
+    note(pp)  # a dependency of the analysis for the per-file cache, also when _tables answers from memory
     try:
         data = _tables(str(pp), pp.stat().st_mtime_ns)
     except OSError:
