@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kpredict.frontend.interp import build_graphs
+from kpredict.frontend.interp import Shared, build_graphs
 from kpredict.frontend.parse import ParseError, parse_module
 from kpredict.frontend.relevance import uses_torch
 from kpredict.ir import FileReport, FunctionReport
@@ -54,15 +54,18 @@ def analyze_source(
     def predict(fg, s: Settings) -> FunctionReport:  # noqa: ANN001
         return function_report(fg, eager_kernels(fg, s.target, table), compiled_kernels(fg, s.target), s)
 
-    for fg in build_graphs(module, table, settings, only=only, examples=examples, inits=inits):
-        report = predict(fg, settings)
+    shared = Shared()
+    graphs = [(fg, predict(fg, settings)) for fg in build_graphs(module, table, settings, only=only, examples=examples,
+                                                                 inits=inits, shared=shared)]
+    for fg, report in graphs:
         # loops over range(config.n_layer) with n_layer unknown: a + b*n_layer (a function without
         # tensor work, such as a constructor, has none at any count: its figures are 0 without reruns;
-        # one cut short by a budget covers only a first part at any count: a slope from it means nothing)
+        # one cut short by a budget covers only a first part at any count: a slope from it means nothing).
+        # The reruns come after every first analysis: they reuse what those learned of other modules.
         if fg.loop_symbols and fg.ops and not fg.cut_short:
             from kpredict.symbolic import rerun, symbolic_report
 
-            report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict))
+            report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict, shared))
         functions.append(report)
     if only is not None and not functions:
         return FileReport(path=path, error=f"no function named {only!r}")

@@ -128,12 +128,15 @@ def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Setting
     return out
 
 
-def rerun(module, table, qualname: str, predict: Callable) -> Rebuild:  # noqa: ANN001
-    """A Rebuild that analyzes `qualname` of `module` again under other settings (other dims)."""
+def rerun(module, table, qualname: str, predict: Callable, shared=None) -> Rebuild:  # noqa: ANN001
+    """A Rebuild that analyzes `qualname` of `module` again under other settings (other dims);
+    `shared`: the Shared of the file's finished first analysis, whose knowledge of other modules
+    the reruns reuse (Shared.for_rerun)."""
     from kpredict.frontend.interp import build_graphs
 
     def run(settings: Settings) -> tuple[FunctionGraph, FunctionReport] | None:
-        for fg in build_graphs(module, table, settings, only=qualname):
+        base = shared.for_rerun() if shared is not None else None
+        for fg in build_graphs(module, table, settings, only=qualname, shared=base):
             return fg, predict(fg, settings)
         return None
 

@@ -10,6 +10,7 @@ methods that change their object, heads sharing a model).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -676,6 +677,37 @@ def test_a_function_cut_short_gets_no_loop_count_reruns(monkeypatch):
     f = analyze_source(src, "m.py", Settings()).functions[0]
     assert f.eager.kernels == 20
     assert "function too large to follow; figures cover its first part" in f.assumptions
+
+
+def test_loop_count_reruns_reuse_what_the_first_pass_learned_of_other_modules(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reruns at n = 1, 2, 3 (symbolic.py) share the first pass's other modules (Shared.for_rerun):
+    the helper module's top-level code runs once, and the figures are those of fresh reruns."""
+    (tmp_path / "consts.py").write_text("SCALE = 2.0\nTABLE = [i * SCALE for i in range(50)]\n")
+    model = tmp_path / "model.py"
+    model.write_text("import torch\nfrom consts import SCALE\n\n\nclass Net(torch.nn.Module):\n"
+                     "    def __init__(self, n):\n        super().__init__()\n"
+                     "        self.blocks = torch.nn.ModuleList([torch.nn.Linear(8, 8) for _ in range(n)])\n\n"
+                     "    def forward(self, x):\n        for b in self.blocks:\n            x = b(x) * SCALE\n"
+                     "        return x\n")
+    tops: list[str] = []
+    real_top = objects.ObjectModel.run_top_level
+
+    def run_top_level(self, key, env):  # noqa: ANN001, ANN202
+        tops.append(os.path.basename(key))
+        return real_top(self, key, env)
+
+    monkeypatch.setattr(objects.ObjectModel, "run_top_level", run_top_level)
+    fast = analyze_source(model.read_bytes(), str(model), Settings())
+    assert tops.count("consts.py") == 1
+    fwd = next(f for f in fast.functions if f.qualname == "Net.forward")
+    assert fwd.eager.kernels == "2*n"  # linear and scale per block, from reruns at n = 1, 2 (and 3)
+    from kpredict import symbolic
+
+    real_rerun = symbolic.rerun
+    monkeypatch.setattr(symbolic, "rerun", lambda m, t, q, p, shared=None: real_rerun(m, t, q, p))
+    assert file_dict(analyze_source(model.read_bytes(), str(model), Settings())) == file_dict(fast)
+    assert tops.count("consts.py") > 2  # fresh reruns: once per rerun too
 
 
 def test_the_collector_is_tuned_for_a_file_and_restored_with_its_cycles_collected(tmp_path: Path) -> None:

@@ -172,11 +172,11 @@ def _py_value(v: object) -> object:
 
 def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str | None = None,
               examples: dict[str, dict[str, object]] | None = None,
-              inits: dict[str, str] | None = None) -> Iterator[FunctionGraph]:
+              inits: dict[str, str] | None = None, shared: Shared | None = None) -> Iterator[FunctionGraph]:
     """examples / inits: per qualname, argument shapes and constructor arguments that take precedence
     over the file's own annotations (verify's --example and --init)."""
     inits = inits or {}
-    shared = Shared()
+    shared = shared or Shared()
     call_sites: dict[str, list] = {}
     env: dict[str, object] = {}
     mod_fg, compiled = _run_module(module, table, settings, shared, call_sites, env)
