@@ -480,6 +480,19 @@ def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return built
 
 
+def _count_recordings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The qualnames of the module calls recorded as summaries from here on (replays not counted)."""
+    recorded: list[str] = []
+    real_record = summaries.Summaries.record
+
+    def record(self, it, key, *a, **k):  # noqa: ANN001, ANN202
+        recorded.append(key[0])
+        return real_record(self, it, key, *a, **k)
+
+    monkeypatch.setattr(summaries.Summaries, "record", record)
+    return recorded
+
+
 def test_layers_are_replayed_and_heads_reuse_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shortcuts are taken (else the comparisons above would prove nothing)."""
     replays: list[str] = []
@@ -502,14 +515,7 @@ def test_layers_are_replayed_and_heads_reuse_the_model(monkeypatch: pytest.Monke
 def test_a_layer_index_only_handed_on_does_not_stop_replays(monkeypatch: pytest.MonkeyPatch) -> None:
     """`self.layer_idx` passed to a helper that does not use it (the cache is None): one recording
     serves every layer. Used in arithmetic, each layer index is recorded apart."""
-    recorded: list[str] = []
-    real_record = summaries.Summaries.record
-
-    def record(self, it, key, *a, **k):  # noqa: ANN001, ANN202
-        recorded.append(key[0])
-        return real_record(self, it, key, *a, **k)
-
-    monkeypatch.setattr(summaries.Summaries, "record", record)
+    recorded = _count_recordings(monkeypatch)
     r = analyze_source(TRICKY["attributes_handed_on"], "m.py", Settings(), only="Net.forward")
     assert r.error is None
     assert recorded.count("Layer.forward") == 2  # the first layer reads the input: a key of its own
@@ -519,14 +525,7 @@ def test_a_layer_index_only_handed_on_does_not_stop_replays(monkeypatch: pytest.
 
 def test_calls_spelled_differently_share_a_summary(monkeypatch: pytest.MonkeyPatch) -> None:
     """The signature is over the parameters as the callee receives them (summaries._bound)."""
-    recorded: list[str] = []
-    real_record = summaries.Summaries.record
-
-    def record(self, it, key, *a, **k):  # noqa: ANN001, ANN202
-        recorded.append(key[0])
-        return real_record(self, it, key, *a, **k)
-
-    monkeypatch.setattr(summaries.Summaries, "record", record)
+    recorded = _count_recordings(monkeypatch)
     r = analyze_source(TRICKY["call_spellings"], "m.py", Settings(), only="Net.forward")
     assert r.error is None and r.functions[0].eager.kernels == 6 * 3  # linear, scale, relu or mask add
     # blocks 1-3 are one call (block 0 reads the graph's input: a key of its own); block 4 (a mask,
