@@ -176,22 +176,19 @@ class Shared:
         }
 
     def for_rerun(self) -> Shared:
-        """A Shared for analyzing the same file again under other settings (symbolic.py: a loop count
-        set to 1, 2, 3), once this one's analyses are over: what was learned about the other modules
-        (their parses and top-level names, classes, imports) is shared rather than learned again,
-        which was most of a rerun's cost (esmfold's residue constants ran 17 times). What depends on
-        the settings starts afresh: built objects and call summaries (a constructor's or a layer's
-        loop may run the count being changed), the file's budget and the mode. Top-level code of
-        other modules is not run again with the new counts: it records nothing, and a module-level
-        loop over a count that a function's figures depend on has not been seen."""
-        new = Shared()
-        new.values, new._vid, new._oid = self.values, self._vid, self._oid
-        new.strides, new.matrix_t = self.strides, self.matrix_t
-        new.modules, new.envs, new.local_defs = self.modules, self.envs, self.local_defs
-        new.import_cache, new.mro, new.class_attrs = self.import_cache, self.mro, self.class_attrs
-        new.attribute_maps, new.pyproject = self.attribute_maps, self.pyproject
-        new.catalogue, new.catalogue_api, new.catalogue_env = self.catalogue, self.catalogue_api, self.catalogue_env
-        return new
+        """This Shared, ready to analyze the same file again under other settings (symbolic.py: a
+        loop count set to 1, 2, 3) once its own analyses are over: what was learned about the other
+        modules (their parses and top-level names, classes, imports) is kept rather than learned
+        again, which was most of a rerun's cost (esmfold's residue constants ran 17 times), and the
+        ids go on from where they were. What depends on the settings starts afresh: built objects and
+        call summaries (a constructor's or a layer's loop may run the count being changed), the
+        file's budget and the mode. Top-level code of other modules is not run again with the new
+        counts: it records nothing, and a module-level loop over such a count has not been seen."""
+        self.constructed = ConstructMemo()
+        self.summaries = Summaries()
+        self.file_steps = FILE_STEPS
+        self.mode = "eager"
+        return self
 
     def next_vid(self) -> int:
         self._vid += 1
