@@ -1103,8 +1103,9 @@ class ConstructMemo:
         return out
 
 
-# the values that hold others, by exact type (this walk runs millions of times per file)
-_HOLDERS: dict[type, int] = {Instance: 0, **{c: 0 for c in Instance.__subclasses__()}, Seq: 1, Dict: 2}
+# the values that hold others, by exact type (walks over them run millions of times per file):
+# 0 an object, 1 a list or tuple, 2 a dict
+HOLDERS: dict[type, int] = {Instance: 0, **{c: 0 for c in Instance.__subclasses__()}, Seq: 1, Dict: 2}
 
 
 def reachable(*roots: object) -> list[object]:
@@ -1113,7 +1114,7 @@ def reachable(*roots: object) -> list[object]:
     seen: set[int] = set()
     stack = list(roots)
     pop, push = stack.pop, stack.extend
-    kinds = _HOLDERS
+    kinds = HOLDERS
     while stack:
         v = pop()
         kind = kinds.get(type(v))

@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kpredict.frontend.objects import reachable
+from kpredict.frontend.objects import HOLDERS, reachable
 from kpredict.frontend.values import (
     ClassRef, Dict, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq, Sym, SymObj, TensorRef, Tracked, Unknown,
 )
@@ -82,10 +82,6 @@ class Signature:
         return got[1][got[0].index(name)]
 
 
-_SEQ, _DICT = 1, 2
-_CONTAINERS: dict[type, int] = {Instance: 0, **{c: 0 for c in Instance.__subclasses__()}, Seq: _SEQ, Dict: _DICT}
-
-
 def signature(it: Interpreter, parts: list[object]) -> Signature:
     """A structural key for (object, args, kwargs): the plain values of objects' attributes are left
     out of it (layer_idx differs in every layer) and kept aside, so that a summary can be reused when
@@ -98,7 +94,7 @@ def signature(it: Interpreter, parts: list[object]) -> Signature:
     seen_o: dict[int, int] = {}
     fg_values, sh_values = it.fg.values, it.shared.values
     strides, matrix_t = it.shared.strides, it.shared.matrix_t
-    containers = _CONTAINERS
+    containers = HOLDERS
     stack: list[object] = list(reversed(parts))
     pop, push, emit = stack.pop, stack.extend, out.append
     while stack:
@@ -151,7 +147,7 @@ def signature(it: Interpreter, parts: list[object]) -> Signature:
                     items += v.children
                 if v.named:
                     items += v.named.values()
-            elif kind == _SEQ:
+            elif kind == 1:
                 emit(("S", v.kind, len(v.items)))
                 items = v.items
             else:
