@@ -12,6 +12,8 @@ Turning the collector off gains about 1 s more and would leave nothing to bound 
 So while a file is analyzed the young generation is collected rarely and the old ones almost never;
 afterwards the previous thresholds come back and the garbage cycles the file left are collected
 young, before they reach the old generation (whose collection costs a walk over everything alive).
+A report read from the cache is many small lists and dataclasses too: the sample's warm run took
+1.81 s at the default thresholds and 0.91 s under these.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ FILE_THRESHOLDS = (100_000, 1_000, 1_000)
 
 @contextmanager
 def analyzing_file() -> Iterator[None]:
-    """The collector tuned for one file's analysis, restored (and run on the young generations) after."""
+    """The collector tuned for one file's analysis or cache lookup, restored (and run on the young
+    generations) after."""
     old = gc.get_threshold()
     gc.set_threshold(*FILE_THRESHOLDS)
     try:

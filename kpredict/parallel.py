@@ -77,6 +77,14 @@ def run_deep(fn: Callable[..., T], *args: object) -> T:
 def analyze_target(target: Target, settings: Settings, cache: Cache | None = None,
                    keep_graphs: bool = False, lint: LintConfig | None = None, lookup: bool = True) -> FileReport:
     """One file: read it, look it up in the cache (unless lookup=False), else analyze it (never raises)."""
+    from kpredict.gcpolicy import analyzing_file
+
+    with analyzing_file():  # a cached report is many small containers too: the hits also gain
+        return _analyze_target(target, settings, cache, keep_graphs, lint, lookup)
+
+
+def _analyze_target(target: Target, settings: Settings, cache: Cache | None, keep_graphs: bool,
+                    lint: LintConfig | None, lookup: bool) -> FileReport:
     from kpredict.api import analyze_data, read_source
 
     if target.error:
@@ -88,17 +96,14 @@ def analyze_target(target: Target, settings: Settings, cache: Cache | None = Non
         hit = cache.get(target.path, data, target.only)
         if hit is not None:
             return hit
-    from kpredict.gcpolicy import analyzing_file
-
     if cache is not None:
         from kpredict.reads import recording
 
-        with recording() as reads, analyzing_file():
+        with recording() as reads:
             report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
         cache.put(target.path, data, report, target.only, reads=reads)
     else:
-        with analyzing_file():
-            report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
+        report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
     if not keep_graphs:
         for fn in report.functions:
             fn.graph = None
@@ -241,10 +246,12 @@ def _probably_cached(target: Target, cache: Cache) -> bool:
 
 def _cached(target: Target, cache: Cache) -> FileReport | None:
     from kpredict.api import read_source
+    from kpredict.gcpolicy import analyzing_file
 
     if target.error:
         return None
     data = read_source(target.path)
     if isinstance(data, FileReport):
         return None  # the worker reports it
-    return cache.get(target.path, data, target.only)
+    with analyzing_file():
+        return cache.get(target.path, data, target.only)
