@@ -429,17 +429,17 @@ def _bound(fdef: ast.FunctionDef | ast.AsyncFunctionDef | None, args: list[objec
     params = [*a.posonlyargs, *a.args][1:]  # without self
     if len(args) > len(params) and a.vararg is None:
         return None
-    defaults = dict(zip([p.arg for p in params][len(params) - len(a.defaults):], a.defaults)) if a.defaults else {}
+    defaults = {p.arg: d for p, d in zip(reversed(params), reversed(a.defaults))}  # as bind_params pairs them
     for p, d in zip(a.kwonlyargs, a.kw_defaults):
         if d is not None:
             defaults[p.arg] = d
+    n_posonly = max(len(a.posonlyargs) - 1, 0)  # parameters after self that cannot be passed by name
     out: list[object] = []
     used = 0
-    posonly = len(a.posonlyargs) - 1
     for i, p in enumerate([*params, *a.kwonlyargs]):
         if i < len(params) and i < len(args):
             out.append(args[i])
-        elif p.arg in kwargs and i >= posonly:
+        elif p.arg in kwargs and i >= n_posonly:
             out.append(kwargs[p.arg])
             used += 1
         else:
@@ -450,7 +450,7 @@ def _bound(fdef: ast.FunctionDef | ast.AsyncFunctionDef | None, args: list[objec
     if a.vararg is not None:
         out.append(Seq(list(args[len(params):])))
     if a.kwarg is not None:
-        names = {p.arg for p in params[max(posonly, 0):]} | {p.arg for p in a.kwonlyargs}
+        names = {p.arg for p in params[n_posonly:]} | {p.arg for p in a.kwonlyargs}
         out.append(Dict({k: v for k, v in kwargs.items() if k not in names}))
     elif used != len(kwargs):
         return None  # a keyword the callee does not take: left to the call to report
