@@ -14,6 +14,12 @@ afterwards the previous thresholds come back and the garbage cycles the file lef
 young, before they reach the old generation (whose collection costs a walk over everything alive).
 A report read from the cache is many small lists and dataclasses too: the sample's warm run took
 1.81 s at the default thresholds and 0.91 s under these.
+
+The analysis itself makes no reference cycles (a test holds it to that): two did, a recursive
+closure and exceptions kept in a frame their traceback holds, and they kept 3.9M objects alive per
+109 files until this module's collection after each file (1.7 s of it); without them the collection
+after a file finds almost nothing, and the sample takes 17.9 s here with these thresholds, the
+same as with the collector off (24.0 s at the interpreter's defaults).
 """
 
 from __future__ import annotations

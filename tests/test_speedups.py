@@ -742,3 +742,46 @@ def test_the_collector_is_tuned_for_a_file_and_restored_with_its_cycles_collecte
     assert gc.get_threshold() == before
     assert file_dict(report) == file_dict(analyze_source(src.read_bytes(), str(src), Settings()))
     assert report.functions[0].eager.kernels == 2
+
+
+def test_an_analysis_leaves_no_reference_cycles() -> None:
+    """What one file's analysis allocates is freed by reference counting alone: a cycle (a recursive
+    closure, an exception kept in a local of the frame its traceback holds) kept the whole analysis
+    alive until the collector found it, 3.9M objects and 9% of the time on the 109-file transformers
+    sample. Unknown conditions whose branches return or raise, and nested comprehensions, are the
+    paths that made them."""
+    import gc
+
+    src = '''
+import torch
+
+def g(x, n):
+    if n > 3:
+        return x.relu()
+    raise ValueError(n)
+
+def f(x: torch.Tensor, n: int, flag: bool):
+    ys = [[x * i + j for j in range(2)] for i in range(3)]
+    for i in range(4):
+        if flag:
+            continue
+        if i == n:
+            break
+    if flag:
+        return g(x, n) + ys[0][1]
+    return x.sigmoid()
+'''
+    files = [(p.read_bytes(), str(p)) for p in MODEL_FILES[:6]] + [(src.encode(), "cycles.py")]
+    for data, name in files:  # once first: imports and caches of the first analysis are not garbage
+        analyze_source(data, name, Settings())
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        reports = [analyze_source(data, name, Settings()) for data, name in files]
+        found = gc.collect()
+    finally:
+        if was:
+            gc.enable()
+    assert reports[-1].functions and any(f.eager.kernels for f in reports[-1].functions)
+    assert found == 0

@@ -773,11 +773,11 @@ class Interpreter(ObjectModel):
             try:
                 self.exec_block(body, frame)
             except _Return as r:
-                ret = r
+                ret = r.with_traceback(None)  # kept: its traceback would hold this frame, which holds it
             except (_Break, _Continue) as e:
                 ret = None
                 results.append((self.fg.ops[st.n_ops:], self.fg.graph_breaks[st.n_breaks:],
-                                self.fg.unknowns[st.n_unknowns:], self.graph, frame.env, e))
+                                self.fg.unknowns[st.n_unknowns:], self.graph, frame.env, e.with_traceback(None)))
                 self.restore(st)
                 continue
             results.append((self.fg.ops[st.n_ops:], self.fg.graph_breaks[st.n_breaks:],
@@ -800,7 +800,10 @@ class Interpreter(ObjectModel):
         home.update(env)
         frame.env = home
         if exc is not None:
-            raise exc
+            try:
+                raise exc
+            finally:  # the raise gives exc a traceback through this frame: drop the frame's hold on exc
+                del exc, ret, results
 
     def iterate(self, it: object, node: ast.AST | None) -> list[object] | None:
         """The items of an iterable when their number is known, else None."""
@@ -1019,43 +1022,45 @@ class Interpreter(ObjectModel):
         out: list[object] = []
         pairs: dict = {}
         sub = Frame(dict(frame.env), frame.qualname, frame.imports, frame.cls, frame.mod, frame.self_name)
-
-        def rec(i: int) -> None:
-            if i == len(e.generators):
-                if isinstance(e, ast.DictComp):
-                    k = self.ev(e.key, sub)
-                    if isinstance(k, Py):
-                        try:
-                            pairs[k.value] = self.ev(e.value, sub)
-                        except TypeError:
-                            pass
-                    return
-                out.append(self.ev(e.elt, sub))
-                return
-            g = e.generators[i]
-            items = self.iterate(self.ev(g.iter, sub), g.iter)
-            if items is None:
-                self.assume(f"line {e.lineno}: comprehension length not known statically; counted once")
-                items = [Opaque("item")]
-            idle, mark = 0, self.activity()
-            for item in items[: self.settings.max_unroll]:
-                self.steps_left -= 1  # items count against the budget like statements
-                if self.steps_left < 0:
-                    raise _Budget()
-                self.assign(g.target, item, sub, e)
-                if all(self.truth(self.ev(c, sub), c) is not False for c in g.ifs):
-                    rec(i + 1)
-                idle, mark = self.idle_step(idle, mark)
-                if idle >= IDLE_ITERATIONS and len(items) > IDLE_ITERATIONS * 4:
-                    # a long comprehension of plain values: its length stays right, its items do not
-                    self.assume(f"line {e.lineno}: comprehension does no tensor work; items after "
-                                f"{IDLE_ITERATIONS} not computed")
-                    if len(e.generators) == 1 and not g.ifs and not isinstance(e, ast.DictComp):
-                        out.extend(Opaque("item") for _ in range(min(len(items), self.settings.max_unroll) - len(out)))
-                    return
-
-        rec(0)
+        self._comp_level(e, 0, sub, out, pairs)
         return Dict(pairs) if isinstance(e, ast.DictComp) else Seq(out, "list")
+
+    def _comp_level(self, e: ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp, i: int,
+                    sub: Frame, out: list[object], pairs: dict) -> None:
+        """Generator i of comprehension e and those after it (a method, not a recursive closure: the
+        closure would be a reference cycle that only the garbage collector frees)."""
+        if i == len(e.generators):
+            if isinstance(e, ast.DictComp):
+                k = self.ev(e.key, sub)
+                if isinstance(k, Py):
+                    try:
+                        pairs[k.value] = self.ev(e.value, sub)
+                    except TypeError:
+                        pass
+                return
+            out.append(self.ev(e.elt, sub))
+            return
+        g = e.generators[i]
+        items = self.iterate(self.ev(g.iter, sub), g.iter)
+        if items is None:
+            self.assume(f"line {e.lineno}: comprehension length not known statically; counted once")
+            items = [Opaque("item")]
+        idle, mark = 0, self.activity()
+        for item in items[: self.settings.max_unroll]:
+            self.steps_left -= 1  # items count against the budget like statements
+            if self.steps_left < 0:
+                raise _Budget()
+            self.assign(g.target, item, sub, e)
+            if all(self.truth(self.ev(c, sub), c) is not False for c in g.ifs):
+                self._comp_level(e, i + 1, sub, out, pairs)
+            idle, mark = self.idle_step(idle, mark)
+            if idle >= IDLE_ITERATIONS and len(items) > IDLE_ITERATIONS * 4:
+                # a long comprehension of plain values: its length stays right, its items do not
+                self.assume(f"line {e.lineno}: comprehension does no tensor work; items after "
+                            f"{IDLE_ITERATIONS} not computed")
+                if len(e.generators) == 1 and not g.ifs and not isinstance(e, ast.DictComp):
+                    out.extend(Opaque("item") for _ in range(min(len(items), self.settings.max_unroll) - len(out)))
+                return
 
     def lookup(self, name: str, frame: Frame, node: ast.AST | None) -> object:
         if name in frame.env:
