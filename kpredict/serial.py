@@ -21,7 +21,7 @@ from functools import lru_cache
 from kpredict import ir
 from kpredict.ir import FileReport
 
-FORMAT = "kpredict/cache-report/v2"
+FORMAT = "kpredict/cache-report/v3"
 _TYPE = "__type__"  # marks an instance of a subclass defined outside kpredict.ir
 _NOT_SERIALIZED = frozenset({"graph"})
 
@@ -41,23 +41,48 @@ def _to_plain(v: object) -> object:
     return _to_plain_general(v)
 
 
-def _op_row_to_list(r: ir.OpRow) -> list:
-    s = r.span
-    return [s.line, s.col, s.end_line, s.end_col, r.op, r.kind, r.kernels, r.reads, r.writes, r.group]
+def _op_rows_to_table(rows: list[ir.OpRow]) -> dict:
+    """A function's op rows as a table of distinct rows (all fields but the kernel group) and, per row,
+    its index there and its group: a model's forward repeats each layer's rows once per layer, and the
+    109-file transformers sample's 482,893 rows hold 54,249 distinct ones."""
+    index: dict[tuple, int] = {}
+    distinct: list[list] = []
+    at: list[int] = []
+    groups: list[int | None] = []
+    for r in rows:
+        s = r.span
+        k = (id(s), r.op, r.kind, r.kernels, r.reads, r.writes)  # spans are shared by the ops of one line
+        i = index.get(k)
+        if i is None:
+            i = index[k] = len(distinct)
+            distinct.append([s.line, s.col, s.end_line, s.end_col, r.op, r.kind, r.kernels, r.reads, r.writes])
+        at.append(i)
+        groups.append(r.group)
+    return {"rows": distinct, "at": at, "group": groups}
 
 
-def _op_row_from_list(v: list) -> ir.OpRow:
-    line, col, end_line, end_col, op, kind, kernels, reads, writes, group = v
-    return ir.OpRow(ir.Span(line, col, end_line, end_col), op, kind, kernels, reads, writes, group)
+def _op_rows_from_table(v: dict) -> list[ir.OpRow]:
+    made = [(ir.Span(line, col, end_line, end_col), op, kind, kernels, reads, writes)
+            for line, col, end_line, end_col, op, kind, kernels, reads, writes in v["rows"]]
+    row = ir.OpRow
+    return [row(*made[i], g) for i, g in zip(v["at"], v["group"], strict=True)]
 
 
-# Rows, not dicts, for the one type there are hundreds of thousands of (a function's op table): a warm
-# run spent 85% of its time building OpRows and their Spans from dicts. The list is the fields in order,
-# the span flattened; a field added to OpRow must be added here (tests/test_robustness.py
-# test_op_rows_are_stored_as_rows_with_every_field fails until it is).
-_ROWS: dict[type, tuple[typing.Callable[[typing.Any], list], typing.Callable[[typing.Any], object]]] = {
-    ir.OpRow: (_op_row_to_list, _op_row_from_list),
+# Tables, not a dict per item, for the one type there are hundreds of thousands of (a function's op
+# rows): a warm run spent 85% of its time building OpRows and their Spans from dicts, and a cold one
+# 8% encoding them. A field added to OpRow must be added here (tests/test_robustness.py
+# test_op_rows_are_stored_as_a_table_with_every_field fails until it is).
+_TABLES: dict[type, tuple[typing.Callable[[typing.Any], dict], typing.Callable[[typing.Any], list]]] = {
+    ir.OpRow: (_op_rows_to_table, _op_rows_from_table),
 }
+
+
+def _list_item(tp: object) -> object:
+    """X for list[X], else None."""
+    if typing.get_origin(tp) is list:
+        args = typing.get_args(tp)
+        return args[0] if args else None
+    return None
 
 
 @lru_cache(maxsize=None)
@@ -65,11 +90,11 @@ def _encoder(cls: type) -> typing.Callable[[object], object] | None:
     """`_to_plain` for one dataclass (None for other types), its field names looked up once: a cold
     run writes every report to the cache, and asking dataclasses for the fields of millions of ops
     cost 15% of it."""
-    if cls in _ROWS:
-        return _ROWS[cls][0]
     if not dataclasses.is_dataclass(cls):
         return None
     names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _NOT_SERIALIZED)
+    hints = _hints(cls)
+    tables = {n: _TABLES[item][0] for n in names if (item := _list_item(hints.get(n))) in _TABLES}
     tag = f"{cls.__module__}:{cls.__qualname__}" if cls.__module__ != ir.__name__ else None
     scalars = _SCALARS
 
@@ -77,7 +102,12 @@ def _encoder(cls: type) -> typing.Callable[[object], object] | None:
         d = {}
         for n in names:
             x = getattr(v, n)
-            d[n] = x if type(x) in scalars else _to_plain(x)
+            if type(x) in scalars:
+                d[n] = x
+            elif n in tables and type(x) is list:
+                d[n] = tables[n](x)
+            else:
+                d[n] = _to_plain(x)
         if tag is not None:  # a subclass from elsewhere (lint's Diagnostic is a Finding)
             d[_TYPE] = tag
         return d
@@ -140,6 +170,8 @@ def _from_plain(tp: object, v: object) -> object:
         return v
     if origin is list:
         (item,) = typing.get_args(tp) or (object,)
+        if item in _TABLES:
+            return _TABLES[item][1](v)  # type: ignore[index]
         return [_from_plain(item, x) for x in v]  # type: ignore[union-attr]
     if origin is tuple:
         args = typing.get_args(tp)
@@ -151,8 +183,6 @@ def _from_plain(tp: object, v: object) -> object:
     if origin is dict:
         kt, vt = typing.get_args(tp) or (str, object)
         return {k: _from_plain(vt, x) for k, x in v.items()}  # type: ignore[union-attr]
-    if tp in _ROWS:
-        return _ROWS[tp][1](v)  # type: ignore[index]
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if isinstance(v, dict) and _TYPE in v:
             tp = _tagged_class(v[_TYPE], tp)
@@ -197,6 +227,9 @@ def _converter(tp: object) -> typing.Callable[[object], object]:
         return lambda v: _converter(dc)(v) if isinstance(v, dict) else v
     if origin is list:
         (item,) = typing.get_args(tp) or (object,)
+        if item in _TABLES:
+            table = _TABLES[item][1]
+            return lambda v: None if v is None else table(v)
         c = _converter(item)
         if c is _identity:
             return lambda v: None if v is None else list(v)  # type: ignore[call-overload]
@@ -216,8 +249,6 @@ def _converter(tp: object) -> typing.Callable[[object], object]:
         _, vt = typing.get_args(tp) or (str, object)
         c = _converter(vt)
         return lambda v: None if v is None else {k: c(x) for k, x in v.items()}  # type: ignore[union-attr]
-    if tp in _ROWS:
-        return _ROWS[tp][1]  # type: ignore[index]  # (a row is never None: no field holds an optional OpRow)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _DataclassConverter(tp)
     return _identity

@@ -536,18 +536,23 @@ def test_serial_round_trip_on_fixtures() -> None:
     assert n > 40
 
 
-def test_op_rows_are_stored_as_rows_with_every_field() -> None:
-    """OpRow is written as a list (hot: hundreds of thousands per repository); a field added to OpRow
-    that the row layout forgot would be lost silently, so every field gets a distinct value here."""
+def test_op_rows_are_stored_as_a_table_with_every_field() -> None:
+    """A function's OpRows are written as a table of distinct rows plus an index and a group per row
+    (hot: hundreds of thousands per repository, most of them a layer's rows repeated); a field added to
+    OpRow that the table forgot would be lost silently, so every field gets a distinct value here."""
     import dataclasses
 
     from kpredict.ir import FileReport, Figures, CompiledFigures, FunctionReport, OpRow, Span
 
     assert [f.name for f in dataclasses.fields(OpRow)] == ["span", "op", "kind", "kernels", "reads", "writes", "group"]
-    row = OpRow(Span(3, 4, 5, 6), "aten.add", "pointwise", 7, 8, 9, None)
-    fn = FunctionReport("f", 1, Figures(), CompiledFigures(), ops=[row, OpRow(Span(1, 0, 1, 2), "x", "view", 0, 0, 0, 2)])
+    span = Span(3, 4, 5, 6)
+    row = OpRow(span, "aten.add", "pointwise", 7, 8, 9, None)
+    rows = [row, OpRow(Span(1, 0, 1, 2), "x", "view", 0, 0, 0, 2), OpRow(span, "aten.add", "pointwise", 7, 8, 9, 1)]
+    fn = FunctionReport("f", 1, Figures(), CompiledFigures(), ops=rows)
     d = file_report_to_dict(FileReport("p.py", functions=[fn]))
-    assert d["functions"][0]["ops"][0] == [3, 4, 5, 6, "aten.add", "pointwise", 7, 8, 9, None]
+    assert d["functions"][0]["ops"] == {"rows": [[3, 4, 5, 6, "aten.add", "pointwise", 7, 8, 9],
+                                                 [1, 0, 1, 2, "x", "view", 0, 0, 0]],
+                                        "at": [0, 1, 0], "group": [None, 2, 1]}
     assert file_report_from_dict(json.loads(json.dumps(d))) == FileReport("p.py", functions=[fn])
 
 
