@@ -1151,9 +1151,12 @@ def _held(v: object) -> list[object]:
 
 def _shallow(v: object) -> tuple:
     """What an object holds, by identity: changes when an attribute, item or the training flag does."""
-    if isinstance(v, Instance):
-        return (v.training, tuple(v.attrs), tuple(map(id, v.attrs.values())), tuple(map(id, v.children or ())),
-                tuple(v.named or ()), tuple(map(id, (v.named or {}).values())))
+    if isinstance(v, Instance):  # one flat tuple (called millions of times per corpus): names are str, ids int
+        a, ch, nm = v.attrs, v.children, v.named
+        if not ch and not nm:
+            return (v.training, *a, *map(id, a.values()))
+        return (v.training, *a, *map(id, a.values()), None, *map(id, ch or ()), None, *(nm or ()),
+                *map(id, (nm or {}).values()))
     if isinstance(v, Seq):
         return tuple(map(id, v.items))
     if isinstance(v, Dict):
