@@ -433,6 +433,21 @@ class Scheduler:
                 if g.kind == "fused":
                     for st in self._group_reads(g, nodes, group_reads):
                         readers.setdefault(st, set()).add(g.gid)
+        dep_reach: dict[int, int] = {}  # gid -> what the group's nodes' outside dependencies reach (bit set)
+
+        def reach_of(g: Group) -> int:
+            """Nodes that g's inputs from outside g depend on, themselves included: g cannot merge with
+            a group among them (the merged kernel would wait on itself)."""
+            r = dep_reach.get(g.gid)
+            if r is None:
+                r, m = 0, g.mask
+                for o in g.nodes:
+                    for d in rdeps[o]:
+                        if not bit[d] & m:
+                            r |= bit[d] | anc[d]
+                dep_reach[g.gid] = r
+            return r
+
         changed = True
         while changed:
             changed = False
@@ -465,11 +480,10 @@ class Scheduler:
                         continue
                     if not self._compatible(a, b, nodes):
                         continue
-                    dep_b = [d for o in b.nodes for d in rdeps[o] if not bit[d] & b.mask]
-                    dep_a = [d for o in a.nodes for d in rdeps[o] if not bit[d] & a.mask]
-                    if reaches_mask(a.mask, dep_b) or reaches_mask(b.mask, dep_a):
+                    if reach_of(b) & a.mask or reach_of(a) & b.mask:
                         continue
                     self._absorb(a, b, group_of)
+                    dep_reach.pop(a.gid, None)
                     rb = group_reads.pop(b.gid, None) or self._group_reads(b, nodes, {})
                     if a.gid in group_reads:
                         group_reads[a.gid] |= rb
