@@ -374,10 +374,6 @@ class Scheduler:
                 stack.append((x, True))
                 stack.extend((d, False) for d in ds if d not in anc)
 
-        def reaches_mask(src: int, dst: list[int]) -> bool:
-            """Is any node of dst (all in `nodes`) a descendant of the nodes in bit set `src`?"""
-            return any((bit[d] | anc[d]) & src for d in dst) if src else False
-
         for oid, n in nodes.items():
             if n.absorbed_into is not None:
                 continue
@@ -397,8 +393,8 @@ class Scheduler:
                 if not self.can_fuse(g, n):
                     continue
                 mm = g.mask | (merged.mask if merged else 0)
-                other_deps = [d for d in rdeps[oid] if not bit[d] & mm]
-                if reaches_mask(mm, other_deps):
+                # n's other inputs must not depend on the group (the kernel would wait on itself)
+                if any((bit[d] | anc[d]) & mm for d in rdeps[oid] if not bit[d] & mm):
                     continue
                 if merged is None:
                     merged = g
