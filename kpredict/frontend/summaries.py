@@ -137,12 +137,22 @@ def signature(it: Interpreter, parts: list[object]) -> Signature:
             me = seen_o[id(v)] = len(seen_o)
             if kind == 0:
                 names = tuple(v.attrs)
-                vals = v.attrs.values()
-                py = tuple([(type(x.value).__name__, x.value) if isinstance(x, Py) else None for x in vals])
-                plain[me] = (names, py)
-                emit(("I", t is NNModule, v.cls, v.mod, v.training, names, tuple([p and p[0] for p in py]),
+                py_l: list[tuple[str, object] | None] = []
+                kinds: list[str | None] = []
+                items = []
+                for x in v.attrs.values():  # one pass (this runs for every object of every call signed)
+                    if isinstance(x, Py):
+                        val = x.value
+                        tn = type(val).__name__
+                        py_l.append((tn, val))
+                        kinds.append(tn)
+                    else:
+                        py_l.append(None)
+                        kinds.append(None)
+                        items.append(x)
+                plain[me] = (names, tuple(py_l))
+                emit(("I", t is NNModule, v.cls, v.mod, v.training, names, tuple(kinds),
                       None if v.children is None else len(v.children), None if v.named is None else tuple(v.named)))
-                items = [x for x, p in zip(vals, py) if p is None]
                 if v.children:
                     items += v.children
                 if v.named:
