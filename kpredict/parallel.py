@@ -138,11 +138,16 @@ def _work(target: Target) -> dict:
 
 
 def _received(d: dict) -> FileReport:
+    """A worker's report back as objects; one that cannot be read is that file's internal error."""
     from kpredict.gcpolicy import analyzing_file
     from kpredict.serial import file_report_from_dict
 
-    with analyzing_file():  # many small objects, as a cache hit is
-        return file_report_from_dict(d)
+    try:
+        with analyzing_file():  # many small objects, as a cache hit is
+            return file_report_from_dict(d)
+    except Exception as e:  # noqa: BLE001 - one bad report must never stop the others
+        return FileReport(path=str(d.get("path", "?")),
+                          error=f"internal error ({type(e).__name__}: {e}); please report it with this file")
 
 
 def _pool(jobs: int, settings: Settings, cache: Cache | None, lint: LintConfig | None) -> ProcessPoolExecutor:

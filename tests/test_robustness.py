@@ -285,6 +285,29 @@ def test_dead_worker_process_is_one_file_error(tree: Path, monkeypatch: pytest.M
     assert list(errs) == ["m3.py"] and "worker process" in errs["m3.py"]
 
 
+def test_a_worker_report_that_cannot_be_read_is_that_files_error(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers send reports in the cache's plain form and the parent turns them back into objects:
+    a report it cannot read is an internal error of that file, and the other files go on."""
+    import kpredict.serial as serial
+
+    for i in range(4):
+        (tree / f"m{i}.py").write_text(GOOD)
+    real = serial.file_report_from_dict
+
+    def from_dict(d):  # noqa: ANN001, ANN202
+        if str(d.get("path", "")).endswith("m2.py"):
+            raise ValueError("unreadable")
+        return real(d)
+
+    monkeypatch.setattr(serial, "file_report_from_dict", from_dict)
+    targets = discover([str(tree)])
+    reports = list(analyze_targets(targets, Settings(), jobs=2))
+    assert [r.path for r in reports] == [t.path for t in targets]
+    errs = {Path(r.path).name: r.error for r in reports if r.error}
+    assert list(errs) == ["m2.py"] and errs["m2.py"].startswith("internal error (ValueError: unreadable)")
+    assert all(r.functions for r in reports if not r.error)
+
+
 # ---------------------------------------------------------------------------------------------
 # directory walks
 
