@@ -18,6 +18,9 @@ Per measurement: files, lines, wall seconds, CPU seconds (user+sys of the proces
 lines per second (wall), peak RSS (the largest single process; for -jN also parent + workers), and
 how many files kpredict left out as not PyTorch code (no torch import reached; `--all-files` here
 analyzes them too, as `kpredict --all-files` does).
+The one-core cold run also times each file (the wall time between consecutive reports) and prints
+where that time goes: by kind of file (the file name's first word: modeling_*, modular_*, ...) with
+lines per second, and the slowest files, so the next speed work knows its targets.
 Then the goals of issue 6 with PASS/FAIL: cold on one core <= 2x libcst's parse; warm < 10% of cold;
 peak memory < 1 GiB; no crashes ("internal error"); on transformers >= 90% of `forward` methods get a
 prediction (a function report with at least one op, or kernels > 0).
@@ -125,6 +128,7 @@ def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None, all_f
     """Runs in a child process: one measurement, returned as a dict."""
     failures = 0
     stats: dict = {}
+    per_file: dict[str, float] = {}  # kpredict on one core: the time until each report came, since the last
     t0 = time.perf_counter()
     if mode == "libcst":
         import libcst
@@ -150,7 +154,12 @@ def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None, all_f
         cache = Cache(cache_dir, settings) if cache_dir else None
         crashes: list[str] = []
         errors = functions = forwards = predicted = skipped = 0
+        last = time.perf_counter()
         for r in analyze_paths(files, settings, jobs=jobs, cache=cache):
+            now = time.perf_counter()
+            if jobs == 1:
+                per_file[r.path] = now - last
+            last = now
             skipped += r.skipped is not None
             if r.error:
                 errors += 1
@@ -167,7 +176,50 @@ def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None, all_f
         stats = {"crashes": crashes, "skipped": skipped, "functions": functions, "forwards": forwards, "forwards_predicted": predicted,
                  "cache_hits": cache.hits if cache and jobs == 1 else None}
     wall = time.perf_counter() - t0
-    return {"mode": mode, "jobs": jobs, "wall_s": wall, "failures": failures, **_usage(), **stats}
+    usage = _usage()  # before the breakdown below, which reads every file again
+    if per_file:
+        stats["time_by_kind"] = time_by_kind(per_file)
+        stats["slowest"] = sorted(per_file.items(), key=lambda kv: -kv[1])[:SLOWEST]
+    return {"mode": mode, "jobs": jobs, "wall_s": wall, "failures": failures, **usage, **stats}
+
+
+SLOWEST = 10
+
+
+def file_kind(path: str) -> str:
+    """modeling_*, modular_*, ... by the file name's first word (transformers names files so)."""
+    name = Path(path).name
+    stem = name[:-3] if name.endswith(".py") else name
+    if stem.startswith("_") or "_" not in stem:
+        return name if stem.startswith("_") else "other"
+    return stem.split("_", 1)[0] + "_*"
+
+
+def time_by_kind(per_file: dict[str, float]) -> list[tuple[str, int, int, float]]:
+    """(kind, files, lines, seconds), costliest first: where a cold run's time goes."""
+    acc: dict[str, list] = {}
+    for path, t in per_file.items():
+        a = acc.setdefault(file_kind(path), [0, 0, 0.0])
+        a[0] += 1
+        a[1] += count_lines([path])
+        a[2] += t
+    return sorted(((k, n, lines, t) for k, (n, lines, t) in acc.items()), key=lambda x: -x[3])
+
+
+def where_time_goes(result: dict) -> str:
+    """The cold one-core run's time by kind of file and its slowest files (the next work's targets)."""
+    cold = result["rows"].get("kpredict cold -j1", {})
+    kinds, slowest = cold.get("time_by_kind"), cold.get("slowest")
+    if not kinds:
+        return ""
+    total = sum(k[3] for k in kinds) or 1.0
+    out = ["kpredict cold -j1 by kind of file (wall s between reports):", "",
+           "| files | count | lines | s | share | lines/s |", "|---|---:|---:|---:|---:|---:|"]
+    for kind, n, lines, t in kinds[:8]:
+        out.append(f"| {kind} | {n} | {lines:,} | {t:.2f} | {t / total:.0%} | {lines / t if t else 0:,.0f} |")
+    out += ["", f"slowest {len(slowest)} files:"]
+    out += [f"- {t:.2f} s {Path(p).parent.name}/{Path(p).name}" for p, t in slowest]
+    return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------------- parent side
@@ -315,6 +367,10 @@ def main() -> None:
         for c in crashes[:20]:
             print(f"    crash: {c}")
         print()
+        detail = where_time_goes(res)
+        if detail:
+            print(detail)
+            print()
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2, default=str))
     sys.exit(0 if all_ok else 1)
