@@ -429,6 +429,105 @@ class Net(nn.Module):
             x = x + m(x)
         return self.t1(x) * self.t2(x)
 ''',
+    # layers built from a template (objects.ConstructMemo.templates): the index is only stored, or
+    # read for what it picks from a list, whether it is None, or how it compares; read whole
+    # (arithmetic) it makes a build of its own. Each copy must hold its own index, down in its
+    # attention, where forward branches on it.
+    "templated_layers": '''
+import torch
+import torch.nn as nn
+
+
+class Config:
+    def __init__(self):
+        self.d = 16
+        self.n = 6
+        self.layer_types = ["full", "full", "sliding", "full", "sliding", "sliding"]
+        self.first_dense = 3
+
+
+class Attention(nn.Module):
+    def __init__(self, config, layer_idx=None):
+        super().__init__()
+        if layer_idx is None:
+            raise ValueError("needs a layer index")
+        self.layer_idx = layer_idx
+        self.sliding = config.layer_types[layer_idx] == "sliding"
+        self.q = nn.Linear(config.d, config.d)
+
+    def forward(self, x):
+        y = self.q(x)
+        if self.sliding:
+            y = y.tanh()
+        if self.layer_idx == 0:
+            y = y * 2
+        return y
+
+
+class Layer(nn.Module):
+    def __init__(self, config, layer_idx):
+        super().__init__()
+        self.attn = Attention(config, layer_idx=layer_idx)
+        self.dense = layer_idx < config.first_dense
+        self.mlp = nn.Linear(config.d, config.d) if self.dense else nn.Linear(config.d, config.d, bias=False)
+        self.norm = nn.LayerNorm(config.d)
+        self.idx = layer_idx
+
+    def forward(self, x):
+        h = self.attn(self.norm(x))
+        if self.idx == 4:
+            h = h.relu()
+        return x + self.mlp(h)
+
+
+class Odd(nn.Module):
+    def __init__(self, d, i):
+        super().__init__()
+        self.scale = i % 2 + 1
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.lin(x) * self.scale
+
+
+class Gate(nn.Module):
+    def __init__(self, config, k):
+        super().__init__()
+        self.k = k
+        self.h = config.first_dense  # the very value passed as k to the first gate: not k's to swap
+        self.lin = nn.Linear(config.d, config.d)
+
+    def forward(self, x):
+        y = self.lin(x)
+        if self.h == 3:
+            y = y.sigmoid()
+        if self.k == 3:
+            y = y.relu()
+        return y
+
+
+class Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer(config, i) for i in range(config.n)])
+        self.odd = nn.ModuleList([Odd(config.d, i) for i in range(3)])
+        self.gates = nn.ModuleList([Gate(config, config.first_dense), Gate(config, 7)])
+
+    # kpredict: example x=randn(2, 16)
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        for m in self.odd:
+            x = m(x)
+        for g in self.gates:
+            x = g(x)
+        return x
+
+
+# kpredict: example x=randn(2, 16)
+def run(x):
+    return Model(Config())(x)
+''',
 }
 
 
@@ -537,6 +636,7 @@ def test_a_tracked_value_is_its_plain_value_and_reports_its_first_use() -> None:
     """Tracked stands for Py(v) everywhere (equality, hashing, copies, text) and calls back once,
     on the first read of .value; passing it along does not count."""
     import copy
+    import operator
 
     from kpredict.frontend.values import Py, Tracked
 
@@ -548,6 +648,10 @@ def test_a_tracked_value_is_its_plain_value_and_reports_its_first_use() -> None:
     assert uses == [1]
     _ = t.value
     assert uses == [1]  # once
+    for read in (lambda t: t.is_none(), lambda t: t.pick(["a", "b"]), lambda t: t.compare(operator.lt, 2, False)):
+        seen: list[int] = []
+        read(Tracked(1, lambda: seen.append(1)))  # reads that a watched constructor argument counts for less
+        assert seen == [1]
     c = copy.copy(Tracked(5, None))
     assert type(c) is Py and c == Py(5)
     assert repr(Tracked(6, None)) == repr(Py(6))
@@ -580,8 +684,8 @@ def test_equal_builds_are_copied(monkeypatch: pytest.MonkeyPatch) -> None:
     copies: list[str] = []
     real_clone = objects.ObjectModel._clone
 
-    def clone(self, e):  # noqa: ANN001, ANN202
-        out = real_clone(self, e)
+    def clone(self, e, swap=None):  # noqa: ANN001, ANN202
+        out = real_clone(self, e, swap)
         if out is not None:
             copies.append(e.key[0])
         return out
@@ -591,6 +695,21 @@ def test_equal_builds_are_copied(monkeypatch: pytest.MonkeyPatch) -> None:
     assert r.error is None
     assert copies.count("Block") >= 5  # 2nd..4th of a, both of b (a tensor argument, as Tied's, has no key)
     assert "ModuleList" not in copies  # the first was filled before the second was built
+
+
+def test_layers_differing_only_in_an_unread_index_are_copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Layer(config, i)` whose build reads `i` only as an item pick, a None test or a comparison is a
+    copy of an earlier layer with the same outcomes (the comparison above shows that the copies
+    predict what fresh builds do); one that computes with `i` is built for each `i`."""
+    built = _count_builds(monkeypatch)
+    r = analyze_source(TRICKY["templated_layers"], "m.py", Settings(), only="run")
+    assert r.error is None and r.functions[0].eager.kernels > 0
+    # built: layers 0 (full, dense), 2 (sliding, dense), 3 (full, not dense), 4 (sliding, not dense);
+    # copied: 1 from 0, 5 from 4. Attention reads only the type: the first full and sliding ones
+    assert built.count("Layer") == 4, built
+    assert built.count("Attention") == 2
+    assert built.count("Odd") == 3  # `i % 2` reads the index whole
+    assert built.count("Gate") == 1  # the second gate is a copy with k = 7 and h = 3
 
 
 def test_moved_op_keeps_every_other_field() -> None:

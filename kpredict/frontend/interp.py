@@ -20,7 +20,7 @@ from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, C
 from kpredict.frontend.parse import ModuleInfo, import_table
 from kpredict.frontend.values import (
     CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
-    Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Unknown,
+    Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown,
 )
 from kpredict.ir import FunctionGraph, GraphBreak, Op, Span, TensorMeta, Value
 from kpredict.ir import Unknown as UnknownOp
@@ -212,10 +212,21 @@ def _tensors_in(v: object) -> list[TensorRef]:
 _OBJECTS = (TensorRef, Instance, Seq, Dict, FuncRef, ClassRef, ModRef, Sym, SymObj, BoundBuiltin, FileMod, MethodRef)
 
 
+def _none_test(a: object, b: object) -> bool | None:
+    """`a is None` where one side is a Tracked value and the other a plain None, read as such (a
+    watched constructor argument then counts only its None-ness); None otherwise."""
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, Tracked) and isinstance(y, Py) and not isinstance(y, Tracked) and y.value is None:
+            return x.is_none()
+    return None
+
+
 def _identical(a: object, b: object) -> bool | None:
     """`a is b` when the abstract values tell: same tensor, same object, None against an object."""
     for x, y in ((a, b), (b, a)):
-        if isinstance(y, Py) and y.value is None:
+        if isinstance(y, Py) and (y.is_none() if isinstance(y, Tracked) else y.value is None):
+            if isinstance(x, Tracked):
+                return x.is_none()
             if isinstance(x, Py):
                 return x.value is None
             if isinstance(x, _OBJECTS):
@@ -1552,9 +1563,16 @@ class Interpreter(ObjectModel):
                 else:
                     flip = {"__lt__": "__gt__", "__gt__": "__lt__", "__le__": "__ge__", "__ge__": "__le__"}.get(name, name)
                     r = self.method_call(right, flip, [left], {}, e)  # type: ignore[arg-type]
+            elif isinstance(op, (ast.Is, ast.IsNot)) and (none := _none_test(left, right)) is not None:
+                r = Py(none == isinstance(op, ast.Is))
             elif isinstance(left, Py) and isinstance(right, Py) and type(op) in _PYCMP:
                 try:
-                    r = Py(_PYCMP[type(op)](left.value, right.value))
+                    if isinstance(left, Tracked) != isinstance(right, Tracked) and type(op) in _CMP:
+                        # a watched constructor argument counts only the comparison's outcome
+                        r = Py(left.compare(_PYCMP[type(op)], right.value, False) if isinstance(left, Tracked)
+                               else right.compare(_PYCMP[type(op)], left.value, True))  # type: ignore[union-attr]
+                    else:
+                        r = Py(_PYCMP[type(op)](left.value, right.value))
                 except Exception:  # noqa: BLE001
                     r = Opaque("cmp")
             elif isinstance(op, (ast.Is, ast.IsNot)):
@@ -1618,10 +1636,10 @@ class Interpreter(ObjectModel):
             return Opaque("dim")
         if isinstance(obj, Seq) and isinstance(idx, Py):
             try:
-                r = obj.items[idx.value]  # type: ignore[index]
+                r = idx.pick(obj.items) if isinstance(idx, Tracked) else obj.items[idx.value]  # type: ignore[index]
             except Exception:  # noqa: BLE001
                 return Unknown(_text(e))
-            return Seq(r, obj.kind) if isinstance(idx.value, slice) else r
+            return Seq(r, obj.kind) if isinstance(r, list) else r
         if isinstance(obj, Dict) and isinstance(idx, Py):
             try:
                 return obj.items.get(idx.value, Unknown(_text(e)))

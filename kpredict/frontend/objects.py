@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import copy
 import os
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from kpredict.frontend import imports as I
@@ -26,7 +27,7 @@ from kpredict.frontend.catalogue import catalogue_module, function_api, variant_
 from kpredict.frontend.parse import SETTER, ModuleInfo
 from kpredict.frontend.values import (
     CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef, NNModule,
-    Opaque, Py, Seq, Super, Sym, SymObj, TensorRef, Unknown,
+    Opaque, Py, Seq, Super, Sym, SymObj, TensorRef, Tracked, Unknown,
 )
 from kpredict.ir import TensorMeta, Value
 
@@ -349,27 +350,52 @@ class ObjectModel:
             entry = memo.take(key)
             if entry is not None:
                 self._note_entry(entry)
+                _depend(args, kwargs, None)  # it holds the values of its own build, not these ones
                 return entry.inst
             model = memo.in_use(key)
             if model is not None:  # the 2nd..Nth layer of a stack: the same build, copied
                 inst = self._clone(model)
                 if inst is not None:
+                    _depend(args, kwargs, None)
                     self._note_entry(model)
                     memo.put(key, inst, model.keep, model.assumptions, model.unknowns, model.loop_symbols,
                              shared=set(model.reach).difference(model.own))
                     memo.entries[key][-1].given_sig = model.given_sig
                     return inst
+            for model, swap, held in memo.templates(key, args, kwargs):
+                inst = self._clone(model, swap)
+                if inst is not None:  # the next layer of a stack: layer 0's build, with its index swapped
+                    self._note_entry(model)
+                    _depend(args, kwargs, model.used, model.conds)
+                    memo.put(key, inst, (args, kwargs), model.assumptions, model.unknowns, model.loop_symbols,
+                             shared=set(model.reach).difference(model.own))
+                    made = memo.entries[key][-1]
+                    made.given_sig, made.used, made.conds, made.held = model.given_sig, model.used, model.conds, held
+                    return inst
         before = (len(self.fg.assumptions), len(self.fg.unknowns), len(self.fg.loop_symbols))
         given = reachable(*args, *kwargs.values()) if key is not None else []
         given_sig = [_shallow(o) for o in given]
-        inst = self._construct(c, args, kwargs, node, describe)
-        if key is not None:  # what building it noted in the graph is noted again wherever it is reused
-            # what the arguments reach (a config) is shared by a fresh build too, unless building changed it
-            untouched = all(_shallow(o) == s for o, s in zip(given, given_sig))
-            memo.put(key, inst, (args, kwargs), self.fg.assumptions[before[0]:], self.fg.unknowns[before[1]:],
-                     self.fg.loop_symbols[before[2]:], shared={id(o) for o in given} if untouched else set(),
-                     clean=untouched)
-            memo.entries[key][-1].given_sig = given_sig
+        if key is None:
+            return self._construct(c, args, kwargs, node, describe)
+        used: set[object] = set()
+        conds: dict[object, list[tuple]] = {}
+        t_args, t_kwargs, wrappers = _watch(args, kwargs, used, conds)
+        try:
+            inst = self._construct(c, t_args, t_kwargs, node, describe)
+        finally:
+            if wrappers:  # a build may have stored one in its arguments too (a config field)
+                _unwatch(reachable(*args, *kwargs.values()), wrappers, memo)
+        if wrappers:
+            _unwatch(reachable(inst), wrappers, memo)
+        # what building it noted in the graph is noted again wherever it is reused;
+        # what the arguments reach (a config) is shared by a fresh build too, unless building changed it
+        untouched = all(_shallow(o) == s for o, s in zip(given, given_sig))
+        memo.put(key, inst, (args, kwargs), self.fg.assumptions[before[0]:], self.fg.unknowns[before[1]:],
+                 self.fg.loop_symbols[before[2]:], shared={id(o) for o in given} if untouched else set(),
+                 clean=untouched)
+        made = memo.entries[key][-1]
+        made.given_sig, made.used, made.conds = given_sig, used, conds
+        made.held = {slot: w for slot, w in (*enumerate(t_args), *t_kwargs.items()) if isinstance(w, _Watched)}
         return inst
 
     def _note_entry(self, entry: MemoEntry) -> None:
@@ -384,11 +410,12 @@ class ObjectModel:
             if n not in self.fg.loop_symbols:
                 self.fg.loop_symbols.append(n)
 
-    def _clone(self, e: MemoEntry) -> object | None:
+    def _clone(self, e: MemoEntry, swap: dict[int, object] | None = None) -> object | None:
         """A copy of kept object e.inst, as another `C(same arguments)` would build it: what building
         it made is copied, its tensors become new tensors of the same metadata (views keep their base),
         and what the arguments reach is shared. None when it holds something a copy cannot follow
-        (a bound method, a super() proxy), or when building it changed its arguments."""
+        (a bound method, a super() proxy), or when building it changed its arguments. `swap`: plain
+        argument values (by id) that the copy holds another value in place of (a template's index)."""
         if not e.clean:
             return None
         own = set(e.own)
@@ -434,6 +461,9 @@ class ObjectModel:
         for o in objs:
             c = copy.copy(o)
             copies[id(o)] = c
+
+        if swap:
+            copies.update(swap)
 
         def m(v: object) -> object:
             if isinstance(v, TensorRef):
@@ -995,7 +1025,7 @@ def _show(v: object) -> str:
 
 class MemoEntry:
     __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols", "reach", "own", "clean",
-                 "given_sig")
+                 "given_sig", "used", "conds", "held")
 
     def __init__(self, key: tuple, inst: object, keep: object, assumptions: list, unknowns: list,
                  loop_symbols: list) -> None:
@@ -1006,6 +1036,10 @@ class MemoEntry:
         self.own: list[int] = []  # those not reachable from the arguments: what building it made
         self.clean = True  # building it left its arguments as they were (so a copy is another build)
         self.given_sig: list[tuple] | None = None  # what its arguments reached, as they were when it was built
+        # argument slots (position or keyword) whose plain value building it read; None: all of them
+        self.used: set[object] | None = None
+        self.conds: dict[object, list[tuple]] = {}  # per slot not read whole, what its reads depended on
+        self.held: dict[object, object] = {}  # per plain argument, what the built objects hold for it
 
 
 class ConstructMemo:
@@ -1024,6 +1058,7 @@ class ConstructMemo:
         self.sig: dict[int, tuple] = {}  # id -> shallow signature when first kept
         self.objs: dict[int, object] = {}  # id -> object (kept alive so that ids stay theirs)
         self.owners: dict[int, list[MemoEntry]] = {}  # id -> entries it is reachable from
+        self.shapes: dict[tuple, list[MemoEntry]] = {}  # class and argument slots -> entries (templates)
         self.paused = 0
 
     def begin(self) -> None:
@@ -1067,6 +1102,35 @@ class ConstructMemo:
                 return e
         return None
 
+    def templates(self, key: tuple, args: list[object], kwargs: dict[str, object]
+                  ) -> Iterator[tuple[MemoEntry, dict[int, object], dict[object, object]]]:
+        """Kept entries a build for `key` may be copied from: built from the same arguments but for
+        plain values their build read only in ways that give the same outcome for the new values
+        (`Layer(config, i)`, whose `i` is stored, or picks `config.layer_types[i]`), with what to
+        swap in the copy (by id: what the entry holds for an argument, for the new value) and what
+        the copy then holds per argument."""
+        _, _, _, parts, kw = key
+        for e in self.shapes.get(_shape_of(key), ()):
+            if e.used is None or e not in self.entries.get(e.key, ()):
+                continue
+            swap: dict[int, object] = {}
+            held = dict(e.held)
+            for slot, new_k, old_k, new_v in _slots(parts, kw, e.key, args, kwargs):
+                if new_k == old_k:
+                    continue
+                if slot in e.used or new_k[0] != "py" or old_k[0] != "py" or slot not in e.held or not all(
+                        _holds(c, new_k[2]) for c in e.conds.get(slot, ())):
+                    break
+                target = new_v if isinstance(new_v, _Watched) else Py(new_k[2])
+                old = e.held[slot]
+                while old is not None:  # the wrapper, or what its build put back in its place
+                    swap[id(old)] = target
+                    old = old.final if isinstance(old, _Watched) else None
+                held[slot] = target
+            else:
+                if swap:
+                    yield e, swap, held
+
     def in_use(self, key: tuple) -> MemoEntry | None:
         """A kept entry for key that take() refused (in use by this analysis): a model for a copy."""
         lst = self.entries.get(key)
@@ -1079,6 +1143,7 @@ class ConstructMemo:
         another analysis may hold already (a config every layer refers to) without making inst unusable."""
         e = MemoEntry(key, inst, keep, list(assumptions), list(unknowns), list(loop_symbols))
         self.entries.setdefault(key, []).append(e)
+        self.shapes.setdefault(_shape_of(key), []).append(e)
         reach = self._hand(inst)
         e.reach = [id(o) for o in reach]
         e.own = [i for i in e.reach if i not in shared]
@@ -1171,11 +1236,12 @@ class _NoKey(Exception):
 def _arg_key(v: object) -> object:
     """A hashable stand-in for a constructor argument; objects count by identity (the memo keeps them alive)."""
     if isinstance(v, Py):
+        x = v._v if isinstance(v, _Watched) else v.value  # a watched value is read if the build reads it
         try:
-            hash(v.value)
+            hash(x)
         except TypeError:
             raise _NoKey() from None
-        return ("py", type(v.value).__name__, v.value)
+        return ("py", type(x).__name__, x)
     if isinstance(v, SymObj):  # a config nobody describes: stateless, so equal names are one value
         return ("symobj", v.name)
     if isinstance(v, (Instance, ClassRef, FuncRef, ModRef)):
@@ -1187,3 +1253,169 @@ def _arg_key(v: object) -> object:
     if isinstance(v, Seq):
         return ("seq", v.kind, tuple(_arg_key(x) for x in v.items))
     raise _NoKey()
+
+
+def _shape_of(key: tuple) -> tuple:
+    """A construction key without its argument values: the class, the number of positional
+    arguments and the keyword names."""
+    name, mod, describe, parts, kw = key
+    return (name, mod, describe, len(parts), tuple(k for k, _ in kw))
+
+
+def _slots(parts: tuple, kw: tuple, old_key: tuple, args: list[object], kwargs: dict[str, object]) -> Iterator[tuple]:
+    """Per argument slot of two calls of one shape: (slot, new key part, old key part, new value)."""
+    for i, (a, b) in enumerate(zip(parts, old_key[3])):
+        yield i, a, b, args[i]
+    for (k, a), (_, b) in zip(kw, old_key[4]):
+        yield k, a, b, kwargs[k]
+
+
+class _Watched(Tracked):
+    """A plain constructor argument whose reads are watched (see _watch).
+    Two reads count for less than the value: `x is None` (only its None-ness) and `seq[x]` (only
+    the item picked), which is what layers do with their index (`config.layer_types[layer_idx]`)."""
+
+    __slots__ = ("final", "_on_cond")
+
+    def __init__(self, value: object, on_use: Callable[[], None], on_cond: Callable[[tuple], None]) -> None:
+        super().__init__(value, on_use)
+        object.__setattr__(self, "final", None)  # what the built objects hold in its place, once built
+        object.__setattr__(self, "_on_cond", on_cond)
+
+    def is_none(self) -> bool:
+        self._on_cond(("none", self._v is None))
+        return self._v is None
+
+    def compare(self, fn: Callable[[object, object], object], other: object, flipped: bool) -> object:
+        try:
+            hash(other)
+        except TypeError:
+            return super().compare(fn, other, flipped)
+        try:
+            out = fn(other, self._v) if flipped else fn(self._v, other)
+        except Exception:  # the outcome is an error: that depends on the value itself
+            self.used()
+            raise
+        self._on_cond(("cmp", fn, other, flipped, out))
+        return out
+
+    def pick(self, items: list) -> object:
+        v = self._v
+        if type(v) is not int or not -len(items) <= v < len(items):
+            return super().pick(items)
+        item = items[v]
+        self._on_cond(("item", items, _item_key(item)))
+        return item
+
+
+def _item_key(v: object) -> object:
+    """What `seq[i]` picked, for comparing with another pick: a plain value by value, else by identity."""
+    if isinstance(v, Py):
+        x = v._v if isinstance(v, Tracked) else v.value
+        try:
+            hash(x)
+            return ("py", type(x).__name__, x)
+        except TypeError:
+            pass
+    return ("id", id(v))
+
+
+def _holds(cond: tuple, v: object) -> bool:
+    """Whether a read recorded by _Watched gives the same answer for plain value v."""
+    if cond[0] == "none":
+        return (v is None) == cond[1]
+    if cond[0] == "cmp":
+        _, fn, other, flipped, out = cond
+        try:
+            now = fn(other, v) if flipped else fn(v, other)
+        except Exception:  # noqa: BLE001 - another type that does not compare: not the same outcome
+            return False
+        return type(now) is type(out) and now == out
+    items = cond[1]
+    return type(v) is int and -len(items) <= v < len(items) and _item_key(items[v]) == cond[2]
+
+
+def _watch(args: list[object], kwargs: dict[str, object], used: set[object], conds: dict[object, list[tuple]]
+           ) -> tuple[list[object], dict[str, object], dict[int, tuple[_Watched, object]]]:
+    """The arguments with each plain value wrapped in a `_Watched` one that adds its slot to `used`
+    when the build reads it, or a condition to `conds` for the reads that count for less (and tells
+    the value it wraps, when that one is watched too: a layer passes its index on to its attention);
+    and per wrapper (by id), what the built objects hold in its place (see _unwatch)."""
+    wrappers: dict[int, tuple[_Watched, object]] = {}
+
+    def watch(slot: object, v: object) -> object:
+        if not isinstance(v, Py):
+            return v
+
+        def use() -> None:
+            used.add(slot)
+            if isinstance(v, Tracked):
+                v.used()
+
+        def cond(c: tuple) -> None:
+            conds.setdefault(slot, []).append(c)
+            _pass_on(v, c)
+
+        raw = v._v if isinstance(v, Tracked) else v.value
+        w = _Watched(raw, use, cond)
+        # an enclosing build's wrapper stays (that build puts its own value back); else a value of
+        # this build's own, so that what holds it holds it because it came from this argument
+        wrappers[id(w)] = (w, v if isinstance(v, _Watched) else Py(raw))
+        return w
+
+    return ([watch(i, a) for i, a in enumerate(args)], {k: watch(k, v) for k, v in kwargs.items()}, wrappers)
+
+
+def _pass_on(v: object, c: tuple) -> None:
+    """A condition read on a value that stands for v is read on v: kept as such when v is watched
+    too, else a read of v."""
+    if isinstance(v, _Watched):
+        v._on_cond(c)
+    elif isinstance(v, Tracked):
+        v.used()
+
+
+def _unwatch(objs: list[object], wrappers: dict[int, tuple[_Watched, object]], memo: ConstructMemo) -> None:
+    """Put plain values back where a build stored the wrappers of its arguments (a layer's
+    `self.layer_idx`). The value put back is the build's own (a copy of the caller's), so that a
+    template swaps exactly what came from the argument, not an equal value read elsewhere (a config
+    field passed as the argument and also read from the config). Kept entries that hold one are
+    not changed by this: their recorded state follows."""
+    put = {i: target for i, (_, target) in wrappers.items()}
+    for o in objs:
+        held = o.attrs if isinstance(o, Instance) else o.items if isinstance(o, Dict) else None
+        changed = False
+        if held is not None:
+            for k, v in held.items():
+                if id(v) in put:
+                    held[k] = put[id(v)]
+                    changed = True
+        if isinstance(o, Seq) or (isinstance(o, Instance) and o.children):
+            lst = o.items if isinstance(o, Seq) else o.children
+            for i, v in enumerate(lst):
+                if id(v) in put:
+                    lst[i] = put[id(v)]
+                    changed = True
+        if isinstance(o, Instance) and o.named:
+            for k, v in o.named.items():
+                if id(v) in put:
+                    o.named[k] = put[id(v)]
+                    changed = True
+        if changed and id(o) in memo.sig:
+            memo.sig[id(o)] = _shallow(o)
+    for w, target in wrappers.values():
+        object.__setattr__(w, "final", target)
+
+
+def _depend(args: list[object], kwargs: dict[str, object], used: set[object] | None,
+            conds: dict[object, list[tuple]] | None = None) -> None:
+    """Watched values given to a construction that is not built afresh count as read by it: those
+    in the slots `used` (None: all), and the conditions on the others."""
+    for slot, v in (*enumerate(args), *kwargs.items()):
+        if not isinstance(v, Tracked):
+            continue
+        if used is None or slot in used:
+            v.used()
+        elif conds:
+            for c in conds.get(slot, ()):
+                _pass_on(v, c)

@@ -53,6 +53,18 @@ class Tracked(Py):
             object.__setattr__(self, "_on_use", None)
             f()
 
+    def is_none(self) -> bool:
+        """`x is None` (a constructor argument watched for templates counts only its None-ness)."""
+        return self.value is None
+
+    def compare(self, fn: Callable[[object, object], object], other: object, flipped: bool) -> object:
+        """`x < other` (or `other < x` when flipped): a watched constructor argument counts only the outcome."""
+        return fn(other, self.value) if flipped else fn(self.value, other)
+
+    def pick(self, items: list) -> object:
+        """`items[x]` (a watched constructor argument counts only the item it picks)."""
+        return items[self.value]  # type: ignore[index]
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Py) and self.value == other.value
 
