@@ -86,7 +86,7 @@ def codes_of(stdout: str) -> list[tuple[str, str, int]]:
 
 
 def entries(cache_dir: Path) -> list[Path]:
-    return sorted((cache_dir / "v1").rglob("*.json")) if (cache_dir / "v1").is_dir() else []
+    return sorted((cache_dir / "v1").rglob("*.pickle")) if (cache_dir / "v1").is_dir() else []
 
 
 def test_second_run_is_answered_from_the_cache(proj: Path, calls: list[str]) -> None:

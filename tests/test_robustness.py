@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import pickle
 import subprocess
 import sys
 import warnings
@@ -21,7 +22,7 @@ from hypothesis import HealthCheck, Phase, given, settings as hsettings, strateg
 
 from kpredict import api, reads
 from kpredict.api import NOT_TORCH, analyze_file, analyze_paths, analyze_source
-from kpredict.cache import CACHEDIR_TAG, Cache
+from kpredict.cache import CACHEDIR_TAG, Cache, load_entry
 from kpredict.cli import main
 from kpredict.ir import FileReport
 from kpredict.parallel import analyze_targets
@@ -462,13 +463,36 @@ def test_corrupt_cache_entry_is_ignored_and_rewritten(tree: Path) -> None:
     cache_dir = tree / "c"
     s = Settings()
     list(analyze_paths([str(tree / "good.py")], s, jobs=1, cache=Cache(cache_dir, s)))
-    (entry,) = (cache_dir / "v1").rglob("*.json")
-    for garbage in (b"{not json", b'{"format": 1}', b"", b"\x00\xff"):
+    (entry,) = (cache_dir / "v1").rglob("*.pickle")
+    for garbage in (b"{not json", pickle.dumps({"format": 1}), b"", b"\x00\xff"):
         entry.write_bytes(garbage)
         c = Cache(cache_dir, s)
         (r,) = analyze_paths([str(tree / "good.py")], s, jobs=1, cache=c)
         assert r.error is None and c.hits == 0
-        assert json.loads(entry.read_bytes())["report"]["functions"]  # rewritten
+        assert load_entry(entry.read_bytes())["report"]["functions"]  # rewritten
+
+
+class _Touch:
+    """Pickles as a call of Path.touch: what a crafted cache entry could ask of a plain unpickler."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple:
+        return (Path.touch, (self.path,))
+
+
+def test_a_cache_entry_that_names_code_is_a_miss_and_runs_nothing(tree: Path) -> None:
+    cache_dir = tree / "c"
+    s = Settings()
+    list(analyze_paths([str(tree / "good.py")], s, jobs=1, cache=Cache(cache_dir, s)))
+    (entry,) = (cache_dir / "v1").rglob("*.pickle")
+    marker = tree / "ran"
+    entry.write_bytes(pickle.dumps({"format": 1, "report": _Touch(marker)}))
+    c = Cache(cache_dir, s)
+    (r,) = analyze_paths([str(tree / "good.py")], s, jobs=1, cache=c)
+    assert r.error is None and c.hits == 0 and not marker.exists()
+    assert load_entry(entry.read_bytes())["report"]["functions"]  # rewritten
 
 
 def test_no_cache_and_cache_dir_options(tree: Path) -> None:
@@ -477,7 +501,7 @@ def test_no_cache_and_cache_dir_options(tree: Path) -> None:
     res = cli([str(tree / "good.py")], cwd=tree)
     assert res.returncode == 0 and (tree / ".kpredict_cache" / "CACHEDIR.TAG").is_file()
     res = cli(["--cache-dir", str(tree / "elsewhere"), str(tree / "good.py")], cwd=tree)
-    assert res.returncode == 0 and list((tree / "elsewhere" / "v1").rglob("*.json"))
+    assert res.returncode == 0 and list((tree / "elsewhere" / "v1").rglob("*.pickle"))
 
 
 def test_parallel_matches_serial_and_keeps_order(tmp_path: Path) -> None:
