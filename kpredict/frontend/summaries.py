@@ -32,12 +32,7 @@ from kpredict.ir import Unknown as UnknownOp
 if TYPE_CHECKING:
     from kpredict.frontend.interp import Interpreter
 
-# Items in a call's signature past which the call is run, not summarized. A whole model's signature
-# (thousands of items: every layer's objects and parameters) costs about what interpreting its forward
-# does, whose layers replay anyway, and a summary needs it twice (before and after the call) plus once
-# per replay: on transformers' modeling files, calls signed with over 300 items were recorded 184 times
-# and replayed 71 times; at 300 instead of 20,000 the sample runs 4% faster, with the same reports.
-MAX_SIGNATURE = 300
+MAX_SIGNATURE = 20_000  # items in a call's signature past which it is not summarized (a whole model)
 
 
 class _NoSummary(Exception):
