@@ -444,6 +444,7 @@ class Config:
         self.n = 6
         self.layer_types = ["full", "full", "sliding", "full", "sliding", "sliding"]
         self.first_dense = 3
+        self.moe_layers = [1, 4, 5]
 
 
 class Attention(nn.Module):
@@ -470,6 +471,7 @@ class Layer(nn.Module):
         self.attn = Attention(config, layer_idx=layer_idx)
         self.dense = layer_idx < config.first_dense
         self.mlp = nn.Linear(config.d, config.d) if self.dense else nn.Linear(config.d, config.d, bias=False)
+        self.moe = nn.Linear(config.d, config.d) if layer_idx in config.moe_layers else None
         self.norm = nn.LayerNorm(config.d)
         self.idx = layer_idx
 
@@ -477,6 +479,8 @@ class Layer(nn.Module):
         h = self.attn(self.norm(x))
         if self.idx == 4:
             h = h.relu()
+        if self.moe is not None:
+            h = self.moe(h)
         return x + self.mlp(h)
 
 
@@ -698,15 +702,16 @@ def test_equal_builds_are_copied(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_layers_differing_only_in_an_unread_index_are_copied(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`Layer(config, i)` whose build reads `i` only as an item pick, a None test or a comparison is a
-    copy of an earlier layer with the same outcomes (the comparison above shows that the copies
-    predict what fresh builds do); one that computes with `i` is built for each `i`."""
+    """`Layer(config, i)` whose build reads `i` only as an item pick, a None test, a comparison or a
+    membership test is a copy of an earlier layer with the same outcomes (the comparison above shows
+    that the copies predict what fresh builds do); one that computes with `i` is built for each `i`."""
     built = _count_builds(monkeypatch)
     r = analyze_source(TRICKY["templated_layers"], "m.py", Settings(), only="run")
     assert r.error is None and r.functions[0].eager.kernels > 0
-    # built: layers 0 (full, dense), 2 (sliding, dense), 3 (full, not dense), 4 (sliding, not dense);
-    # copied: 1 from 0, 5 from 4. Attention reads only the type: the first full and sliding ones
-    assert built.count("Layer") == 4, built
+    # built: layers 0 (full, dense), 1 (full, dense, moe), 2 (sliding, dense), 3 (full, not dense),
+    # 4 (sliding, not dense, moe); copied: 5 from 4. Attention reads only the type: the first full
+    # and sliding ones
+    assert built.count("Layer") == 5, built
     assert built.count("Attention") == 2
     assert built.count("Odd") == 3  # `i % 2` reads the index whole
     assert built.count("Gate") == 1  # the second gate is a copy with k = 7 and h = 3

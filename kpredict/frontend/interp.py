@@ -1588,7 +1588,10 @@ class Interpreter(ObjectModel):
                 r = Py((left.value in right.named) == isinstance(op, ast.In))
             elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (Seq, Dict)) and isinstance(left, Py):
                 keys = [py(x) for x in right.items] if isinstance(right, Seq) else list(right.items)
-                r = Py((left.value in keys) == isinstance(op, ast.In))
+                # `layer_idx in config.moe_layers`: a watched constructor argument counts only the outcome
+                found = (left.compare(operator.contains, tuple(keys), True) if isinstance(left, Tracked)
+                         else left.value in keys)
+                r = Py(found == isinstance(op, ast.In))
             else:
                 r = Opaque("cmp")
             result = r if result is None else self.boolop_values(result, r)
