@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kpredict.frontend.interp import Shared, build_graphs
-from kpredict.frontend.imports import parse_file
-from kpredict.frontend.parse import ParseError
+from kpredict.frontend.parse import ParseError, parse_module
 from kpredict.frontend.relevance import uses_torch
 from kpredict.ir import FileReport, FunctionReport
 from kpredict.lint.config import LintConfig
@@ -45,7 +44,7 @@ def analyze_source(
     settings = settings or Settings()
     table = table or default_table()
     try:
-        module = parse_file(path, source)
+        module = parse_module(source, path)
     except ParseError as e:
         return FileReport(path=path, error=str(e))
     if only is None and not settings.all_files and not uses_torch(module):

@@ -6,13 +6,12 @@ and the folder that holds its top-level package (the nearest ancestor without `_
 is where Python would find them when the package is installed or run from its root. Names of
 well-known third-party packages are never looked up on disk. Nothing is imported or executed.
 
-Parsed files are cached per process, keyed by real path and content, so a model that imports the
-same layers file from ten places parses it once.
+Parsed files are cached per process, keyed by path, size and modification time, so a model that
+imports the same layers file from ten places parses it once.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from functools import lru_cache
@@ -35,48 +34,14 @@ EXTERNAL = frozenset({
 MAX_FILE_BYTES = 4_000_000
 
 
-class _Parsed:
-    """Parsed files by real path and content, the most recent 512: shared by the files an analysis
-    imports and the file it analyzes (a modeling file is imported by the modular files of its
-    family and analyzed itself: on transformers, 940 of 3,572 parses were of a file parsed before).
-    A ModuleInfo is not changed by the analyses that use it, except for the nested functions an
-    analysis of its own file lists in it (the same nodes whichever analysis adds them)."""
-
-    SIZE = 512
-
-    def __init__(self) -> None:
-        self.entries: dict[tuple[str, bytes], ModuleInfo | ParseError] = {}
-
-    def get(self, path: str, data: bytes | str) -> ModuleInfo:
-        """The file at `path` with content `data`, parsed; raises ParseError."""
-        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-        key = (os.path.realpath(path), hashlib.blake2b(raw, digest_size=16).digest())
-        got = self.entries.pop(key, None)
-        if got is None:
-            try:
-                got = parse_module(data, path)
-            except ParseError as e:
-                got = e
-            if len(self.entries) >= self.SIZE:
-                del self.entries[next(iter(self.entries))]
-        self.entries[key] = got  # most recent last
-        if isinstance(got, ParseError):
-            raise got
-        return got if got.path == path else _as_path(got, path)
-
-
-def _as_path(info: ModuleInfo, path: str) -> ModuleInfo:
-    """The same parse under another spelling of its path (a symlink, a relative path): module keys
-    and reports use the path as given."""
-    return ModuleInfo(path, info.tree, info.lines, info.imports, info.functions, info.classes, info.constants)
-
-
-PARSED = _Parsed()
-
-
-def parse_file(path: str, data: bytes | str) -> ModuleInfo:
-    """parse_module(data, path), served from the per-process cache of parsed files."""
-    return PARSED.get(path, data)
+@lru_cache(maxsize=512)
+def _parse_cached(path: str, size: int, mtime_ns: int) -> ModuleInfo | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        return parse_module(data, path)
+    except (OSError, ParseError, RecursionError, MemoryError):
+        return None
 
 
 def load_file(path: str) -> ModuleInfo | None:
@@ -90,12 +55,7 @@ def load_file(path: str) -> ModuleInfo | None:
     # also when the parse is served from memory: the per-file cache records the file as a dependency
     # of every analysis that uses it, not only of the first
     note(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        return PARSED.get(os.path.realpath(path), data)  # imported modules are known by their real path
-    except (OSError, ParseError, RecursionError, MemoryError):
-        return None
+    return _parse_cached(os.path.realpath(path), st.st_size, st.st_mtime_ns)
 
 
 def _module_file(base: str, parts: list[str]) -> tuple[str, int] | None:
