@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from throughput import file_kind, spread, stdlib_files, transformers_files  # noqa: E402
+from throughput import file_kind, spread, stdlib_files, transformers_files
 
 MOST_MOVED = 12
 
@@ -54,8 +54,9 @@ def child(tree: str, files_list: str, out: str) -> None:
 def compare(old: dict, new: dict, root: str) -> list[str]:
     """The report: totals, the difference by kind of file, the files that moved most."""
     a, b = old["per_file"], new["per_file"]
-    lines = [f"old {old['total']:.1f} s CPU, new {new['total']:.1f} s CPU: "
-             f"{100 * (new['total'] - old['total']) / old['total']:+.1f}%", "", "by kind of file (new - old):"]
+    change = 100 * (new["total"] - old["total"]) / old["total"]
+    lines = [f"old {old['total']:.1f} s CPU, new {new['total']:.1f} s CPU: {change:+.1f}%", "",
+             "by kind of file (new - old):"]
     kinds: dict[str, float] = {}
     for f in a.keys() & b.keys():
         kinds[file_kind(f)] = kinds.get(file_kind(f), 0.0) + b[f] - a[f]
