@@ -372,11 +372,11 @@ class ObjectModel:
                     made = memo.entries[key][-1]
                     made.given_sig, made.used, made.conds, made.held = model.given_sig, model.used, model.conds, held
                     return inst
-        before = (len(self.fg.assumptions), len(self.fg.unknowns), len(self.fg.loop_symbols))
-        given = reachable(*args, *kwargs.values()) if key is not None else []
-        given_sig = [_shallow(o) for o in given]
         if key is None:
             return self._construct(c, args, kwargs, node, describe)
+        before = (len(self.fg.assumptions), len(self.fg.unknowns), len(self.fg.loop_symbols))
+        given = reachable(*args, *kwargs.values())
+        given_sig = [_shallow(o) for o in given]
         used: set[object] = set()
         conds: dict[object, list[tuple]] = {}
         t_args, t_kwargs, wrappers = _watch(args, kwargs, used, conds)
@@ -1383,23 +1383,20 @@ def _unwatch(objs: list[object], wrappers: dict[int, tuple[_Watched, object]], m
     not changed by this: their recorded state follows."""
     put = {i: target for i, (_, target) in wrappers.items()}
     for o in objs:
-        held = o.attrs if isinstance(o, Instance) else o.items if isinstance(o, Dict) else None
+        if isinstance(o, Instance):
+            tables, lists = (o.attrs, o.named or {}), (o.children or [],)
+        else:  # a Seq or a Dict (what `reachable` returns)
+            tables, lists = ((o.items,), ()) if isinstance(o, Dict) else ((), (o.items,))
         changed = False
-        if held is not None:
-            for k, v in held.items():
+        for table in tables:
+            for k, v in table.items():
                 if id(v) in put:
-                    held[k] = put[id(v)]
+                    table[k] = put[id(v)]
                     changed = True
-        if isinstance(o, Seq) or (isinstance(o, Instance) and o.children):
-            lst = o.items if isinstance(o, Seq) else o.children
+        for lst in lists:
             for i, v in enumerate(lst):
                 if id(v) in put:
                     lst[i] = put[id(v)]
-                    changed = True
-        if isinstance(o, Instance) and o.named:
-            for k, v in o.named.items():
-                if id(v) in put:
-                    o.named[k] = put[id(v)]
                     changed = True
         if changed and id(o) in memo.sig:
             memo.sig[id(o)] = _shallow(o)
