@@ -23,14 +23,16 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
         for oid in k.ops:
             group_of.setdefault(oid, i)
     per_op: dict[int, tuple[int, int, int]] = {}
+    none = (0, 0, 0)
     for k in eager:
+        n, r, w = k.launches, len(k.reads) * k.launches, len(k.writes) * k.launches
         for oid in k.ops:
-            n, r, w = per_op.get(oid, (0, 0, 0))
-            per_op[oid] = (n + k.launches, r + len(k.reads) * k.launches, w + len(k.writes) * k.launches)
+            a, b, c = per_op.get(oid, none)
+            per_op[oid] = (a + n, b + r, c + w)
     rows = []
-    for op in fg.ops:
-        n, r, w = per_op.get(op.oid, (0, 0, 0))
-        rows.append(OpRow(span=op.span, op=op.name, kind=op.category if not op.free_reason else "view",
-                          kernels=n, reads=r, writes=w, group=group_of.get(op.oid)))
+    add, get, group = rows.append, per_op.get, group_of.get
+    for op in fg.ops:  # one row per op (hundreds of thousands per file): positional fields, no frame
+        n, r, w = get(op.oid, none)
+        add(OpRow(op.span, op.name, op.category if not op.free_reason else "view", n, r, w, group(op.oid)))
     return FunctionReport(qualname=fg.qualname, line=fg.span.line, eager=e, compiled=cf, ops=rows,
                           unknown=list(fg.unknowns), assumptions=list(fg.assumptions), graph=fg)

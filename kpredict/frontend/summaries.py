@@ -373,11 +373,13 @@ class Summaries:
             raise _Budget()
         vmap: dict[int, int] = dict(zip(s.leaves, leaves))
         smap: dict[int, int] = {old: _storage(it, new) for old, new in zip(s.leaf_storages, leaves)}
-        for val in s.values:
-            vmap[val.vid] = smap[val.vid] = sh.next_vid()
-        omap: dict[int, int] = {}
-        for op in s.ops:
-            omap[op.oid] = sh.next_oid()
+        base = sh._vid  # new ids in one block, as sh.next_vid() / next_oid() would hand them out
+        for i, val in enumerate(s.values, base + 1):
+            vmap[val.vid] = smap[val.vid] = i
+        sh._vid = base + len(s.values)
+        base = sh._oid
+        omap: dict[int, int] = {op.oid: i for i, op in enumerate(s.ops, base + 1)}
+        sh._oid = base + len(s.ops)
         for val in s.values:
             nv = Value(vmap[val.vid], val.meta, smap.get(val.storage, val.storage), val.contiguous,
                        omap.get(val.producer) if val.producer is not None else None, val.is_input, val.name)
@@ -396,20 +398,24 @@ class Summaries:
         line = getattr(node, "lineno", 0)
         via = tuple(it.stack[1:])
         cut = max(s.stack_len - 1, 0)
-        for op in s.ops:
-            fg.ops.append(op.moved(
-                omap[op.oid],
-                tuple([vmap.get(v, v) for v in op.inputs]),
-                tuple([vmap.get(v, v) for v in op.outputs]),
-                tuple([vmap.get(v, v) for v in op.mutates]) if op.mutates else (),
-                op.graph - s.graph0 + it.graph,
-                via + op.via[cut:],
-                span if s.anchored else op.span,
-            ))
-        for op in fg.ops[len(fg.ops) - len(s.ops):]:
-            for v in op.inputs + op.outputs + op.mutates:
-                if v not in fg.values:
-                    it.local(v)  # a parameter or a global tensor, entering this graph as an input
+        get, shift, anchored = vmap.get, it.graph - s.graph0, s.anchored
+        vias: dict[tuple[str, ...], tuple[str, ...]] = {}  # most of a summary's ops share a few call chains
+        moved: list[Op] = []
+        for op in s.ops:  # map(get, vs, vs) is vmap.get(v, v) for each v, without a Python frame
+            i, o, m, v = op.inputs, op.outputs, op.mutates, op.via
+            w = vias.get(v)
+            if w is None:
+                w = vias[v] = via + v[cut:]
+            moved.append(op.moved(omap[op.oid], tuple(map(get, i, i)), tuple(map(get, o, o)),
+                                  tuple(map(get, m, m)) if m else (), op.graph + shift, w,
+                                  span if anchored else op.span))
+        fg.ops.extend(moved)
+        known = fg.values
+        for op in moved:
+            for vs in (op.inputs, op.outputs, op.mutates):
+                for v in vs:
+                    if v not in known:
+                        it.local(v)  # a parameter or a global tensor, entering this graph as an input
         for b in s.breaks:
             fg.graph_breaks.append(GraphBreak(line, b.reason) if s.anchored else b)
         it.graph += s.graph_delta

@@ -23,17 +23,20 @@ def op_kernels(op: Op, table: OpTable, target: str) -> int:
 def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) -> list[Kernel]:
     table = table or default_table()
     out: list[Kernel] = []
-    for op in fg.ops:
-        if op.only == "compiled":
+    facts = table.ops
+    for op in fg.ops:  # op_kernels, inlined: this runs once per op of every function
+        if op.only == "compiled" or op.category in SILENT or op.free_reason:
             continue
-        n = op_kernels(op, table, target)
+        fact = facts.get(op.name)
+        if fact is None:
+            continue
+        n = fact.eager_kernels(target)
         if n == 0:
             continue
-        fact = table.ops.get(op.name)
         name = f"aten::{op.aten[0] if op.aten else op.name}"
         reads = tuple(op.inputs)
         writes = tuple(op.outputs)
-        if fact is not None and fact.eager_traffic is not None:
+        if fact.eager_traffic is not None:
             r, w = fact.eager_traffic
             reads, writes = reads[:r], writes[:w] if w <= len(writes) else writes
         if n >= 2 and op.inputs and op.outputs:
@@ -42,7 +45,7 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
             out.append(Kernel(name, (op.oid,), (op.outputs[0],) + tuple(op.inputs[1:]), writes, "eager", op.graph,
                               launches=n - 1))
             continue
-        out.append(Kernel(name, (op.oid,), reads, writes, "eager", op.graph, launches=n))
+        out.append(Kernel(name, (op.oid,), reads, writes, "eager", op.graph, n))
     return out
 
 

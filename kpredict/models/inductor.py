@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import operator
 from dataclasses import dataclass, field, replace
 
 from kpredict.ir import FunctionGraph, Kernel, Op
@@ -31,6 +32,8 @@ GATHER_EPILOGUES = ("index", "nll_loss_forward", "nll_loss2d_forward")
 MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; NOTE cheat sheet 19]
 # reductions that carry their own full-size epilogue (row statistics, then every element rescaled)
 ROW_EPILOGUE = ("_softmax", "_log_softmax", "layer_norm", "rms_norm")
+_OID = operator.attrgetter("oid")
+PASSIVE = frozenset(("view", "alloc", "noop"))  # categories whose ops touch no memory of their own
 
 
 @dataclass(slots=True)
@@ -135,8 +138,13 @@ class Scheduler:
         self._gids = itertools.count()
         self._stmap = stmap = {vid: v.storage for vid, v in fg.values.items()}  # value id -> storage
         # per op, the storages it reads and writes: every pass below walks these, millions of times
-        self.ins = {op.oid: tuple([stmap.get(v, v) for v in op.inputs]) for op in fg.ops}
-        self.outs = {op.oid: tuple([stmap.get(v, v) for v in op.outputs + op.mutates]) for op in fg.ops}
+        # (map with two iterables is stmap.get(v, v) without a Python frame per value)
+        get = stmap.get
+        self.ins = {op.oid: tuple(map(get, op.inputs, op.inputs)) for op in fg.ops}
+        self.outs = {op.oid: tuple(map(get, op.outputs, op.outputs)) if not op.mutates else
+                     tuple(map(get, op.outputs + op.mutates, op.outputs + op.mutates)) for op in fg.ops}
+        # ops that read and write no memory of their own (views, allocations, no-ops, ops made free)
+        self.passive = {op.oid for op in fg.ops if op.category in PASSIVE or op.free_reason}
         self.single_graph = all(op.graph == 0 for op in fg.ops)
         # storages the function returns, and its inputs' storages (the same for every graph)
         self.returned = {stmap.get(v, v) for v in fg.returns}
@@ -150,19 +158,16 @@ class Scheduler:
         """deps[oid] = compute ops (any graph) whose writes it reads; writer[vid] = last compute op writing it."""
         last: dict[int, int] = {}  # storage -> oid of last compute writer
         deps: dict[int, set[int]] = {}
+        ins, outs, passive, get = self.ins, self.outs, self.passive, last.get
         for op in ops:
-            d: set[int] = set()
-            for st in self.ins[op.oid]:
-                w = last.get(st)
-                if w is not None:
-                    d.add(w)
-            deps[op.oid] = d
-            if op.category in ("view", "alloc", "noop") or op.free_reason:
+            oid = op.oid
+            d = set(map(get, ins[oid]))
+            d.discard(None)
+            deps[oid] = d
+            if oid in passive or op.category == "sync":
                 continue
-            if op.category == "sync":
-                continue
-            for st in self.outs[op.oid]:
-                last[st] = op.oid
+            for st in outs[oid]:
+                last[st] = oid
         return deps, last
 
     def live_ops(self, ops: list[Op], deps: dict[int, set[int]], last: dict[int, int]) -> set[int]:
@@ -315,9 +320,10 @@ class Scheduler:
             return cached
         pos: dict[int, int] = {}
         reads: dict[int, list[tuple[int, int, bool]]] = {}
+        passive = self.passive
         for i, op in enumerate(self.fg.ops):
             pos[op.oid] = i
-            if op.category in ("view", "alloc", "noop") or op.free_reason:
+            if op.oid in passive:
                 continue
             entry = (i, op.graph, op.category == "sync")
             for st in self.ins[op.oid]:
@@ -334,8 +340,12 @@ class Scheduler:
 
     def schedule_graph(self, ops: list[Op], deps: dict[int, set[int]], gi: int) -> list[Kernel]:
         nodes: dict[int, Node] = {}
+        passive, node_for = self.passive, self.node_for
         for op in ops:
-            n = self.node_for(op, set(deps[op.oid]) if self.single_graph else {d for d in deps[op.oid] if self.ops[d].graph == gi})
+            if op.oid in passive:
+                continue
+            # a node's deps are never changed in place (rewrite_attention assigns new ones): shared
+            n = node_for(op, deps[op.oid] if self.single_graph else {d for d in deps[op.oid] if self.ops[d].graph == gi})
             if n is not None:
                 nodes[op.oid] = n
         # consumers, for pattern rewrites
@@ -356,6 +366,14 @@ class Scheduler:
         bit = {o: 1 << i for i, o in enumerate(nodes)}
         rdeps = self._node_deps(nodes, deps, gi)
         anc: dict[int, int] = {}
+        try:  # deps point to earlier ops (dataflow is in program order): one pass, in node order
+            for o in nodes:
+                m = 0
+                for d in rdeps[o]:
+                    m |= bit[d] | anc[d]
+                anc[o] = m
+        except KeyError:  # a dependency on a later node: the depth-first walk below, from scratch
+            anc = {}
         for o in nodes:
             if o in anc:
                 continue
@@ -411,7 +429,7 @@ class Scheduler:
                 merged = Group(next(self._gids), [], "fused")
                 groups[merged.gid] = merged
             merged.nodes.append(oid)
-            merged.weight += self._weight(oid)
+            merged.weight += 1 if n.op.category == "reduction" or len(self.users.get(oid, ())) > 1 else 0  # _weight
             merged.mask |= bit[oid]
             group_of[oid] = merged.gid
             if n.kind == "pw" and merged.red is None and n.numel is not None and merged.numel != n.numel:
@@ -456,9 +474,14 @@ class Scheduler:
                     if not shared_only:
                         return fused[lo + 1:]
                     # only groups sharing a read can merge: look at just those, in the same order
-                    near = {pos[x] for st in self._group_reads(a, nodes, group_reads)
-                            for x in readers.get(st, ()) if x in pos and lo < pos[x]}
-                    return [fused[j] for j in sorted(near)]
+                    gids: set[int] = set()
+                    for st in self._group_reads(a, nodes, group_reads):
+                        r = readers.get(st)
+                        if r:
+                            gids.update(r)
+                    near = [j for j in map(pos.get, gids) if j is not None and j > lo]
+                    near.sort()
+                    return [fused[j] for j in near]
 
                 cands = after(i)
                 k = 0
@@ -603,16 +626,20 @@ class Scheduler:
         # and any read there is from outside this graph's nodes (-1)
         lo, hi = self._window(nodes)
         _, reads = self._read_index()
+        ins, outs, passive, get = self.ins, self.outs, self.passive, writer.get
         for op in self.fg.ops[lo:hi + 1]:
-            if op.category in ("view", "alloc", "noop") or op.free_reason:
+            oid = op.oid
+            if oid in passive:
                 continue
-            for st in self.ins[op.oid]:
-                w = writer.get(st)
-                if w is not None and w != op.oid:
-                    out[w].add(op.oid if (op.oid in nodes and op.graph == gi) else -1)
-            if op.oid in nodes:
-                for st in self.outs[op.oid]:
-                    writer[st] = op.oid
+            mine = oid in nodes  # nodes are ops of graph gi
+            r = oid if mine else -1
+            for st in ins[oid]:
+                w = get(st)
+                if w is not None and w != oid:
+                    out[w].add(r)
+            if mine:
+                for st in outs[oid]:
+                    writer[st] = oid
         for st, w in writer.items():
             rs = reads.get(st)
             if rs and rs[-1][0] > hi:
@@ -763,14 +790,20 @@ class Scheduler:
                     return True
             return False
 
+        ins, passive = self.ins, self.passive
         for op in self.fg.ops[lo:hi + 1]:
-            if op.category in ("view", "alloc", "noop") or op.free_reason:
+            oid = op.oid
+            if oid in passive:
                 continue
-            if op.graph == gi and op.oid not in member and op.category != "sync":
-                continue  # dead in this graph
-            gid = member.get(op.oid)
-            reader = gid if (gid is not None and op.graph == gi) else -1
-            for st in self.ins[op.oid]:
+            if op.graph == gi:
+                reader = member.get(oid)
+                if reader is None:
+                    if op.category != "sync":
+                        continue  # dead in this graph
+                    reader = -1
+            else:
+                reader = -1
+            for st in ins[oid]:
                 c = consumers.get(st)
                 if c is None:
                     consumers[st] = {reader}
@@ -797,7 +830,7 @@ class Scheduler:
             reads: list[int] = []
             writes: list[int] = []
             written_here: set[int] = set()
-            for op in sorted(gops, key=lambda o: o.oid):
+            for op in sorted(gops, key=_OID):
                 for st in self.ins[op.oid]:
                     w = writer_group.get(st)
                     if st not in written_here and st not in reads and w != g.gid:
@@ -805,11 +838,11 @@ class Scheduler:
                 for st in self.outs[op.oid]:
                     written_here.add(st)
                     writer_group[st] = g.gid
+            gid, fused = g.gid, g.kind == "fused"
             for st in sorted(written_here):
-                outside = consumers.get(st, set()) - {g.gid}
-                if not outside and read_elsewhere(st):
-                    outside = {-1}
-                if outside or st in returned or st in input_st or g.kind != "fused":
+                c = consumers.get(st)  # read by another group, outside, returned, an input's: written
+                if ((c and (len(c) > 1 or gid not in c)) or st in returned or st in input_st or not fused
+                        or read_elsewhere(st)):
                     writes.append(st)
             reads_v = tuple(reads)
             writes_v = tuple(writes)
