@@ -7,24 +7,17 @@ out of place (masked_fill, scatter, baddbmm...) is a copy of its input followed 
 
 from __future__ import annotations
 
-from kpredict.ir import FunctionGraph, Kernel, Op
+from kpredict.ir import FunctionGraph, Kernel
 from kpredict.opfacts import OpTable, default_table
 
 SILENT = ("view", "alloc", "noop", "sync")
-
-
-def op_kernels(op: Op, table: OpTable, target: str) -> int:
-    if op.category in SILENT or op.free_reason:
-        return 0
-    fact = table.ops.get(op.name)
-    return fact.eager_kernels(target) if fact is not None else 0
 
 
 def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) -> list[Kernel]:
     table = table or default_table()
     out: list[Kernel] = []
     facts = table.ops
-    for op in fg.ops:  # op_kernels, inlined: this runs once per op of every function
+    for op in fg.ops:  # once per op of every function: no call per op
         if op.only == "compiled" or op.category in SILENT or op.free_reason:
             continue
         fact = facts.get(op.name)

@@ -429,7 +429,7 @@ class Scheduler:
                 merged = Group(next(self._gids), [], "fused")
                 groups[merged.gid] = merged
             merged.nodes.append(oid)
-            merged.weight += 1 if n.op.category == "reduction" or len(self.users.get(oid, ())) > 1 else 0  # _weight
+            merged.weight += self._weight(oid)
             merged.mask |= bit[oid]
             group_of[oid] = merged.gid
             if n.kind == "pw" and merged.red is None and n.numel is not None and merged.numel != n.numel:
