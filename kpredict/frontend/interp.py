@@ -198,6 +198,14 @@ class Shared:
         self._oid += 1
         return self._oid
 
+    def reserve(self, n_values: int, n_ops: int) -> tuple[int, int]:
+        """The first of n_values new value ids and of n_ops new op ids, handed out in one block
+        (as that many next_vid() / next_oid() calls would: a replayed summary takes thousands)."""
+        v, o = self._vid + 1, self._oid + 1
+        self._vid += n_values
+        self._oid += n_ops
+        return v, o
+
 
 def _tensors_in(v: object) -> list[TensorRef]:
     if isinstance(v, TensorRef):

@@ -373,13 +373,10 @@ class Summaries:
             raise _Budget()
         vmap: dict[int, int] = dict(zip(s.leaves, leaves))
         smap: dict[int, int] = {old: _storage(it, new) for old, new in zip(s.leaf_storages, leaves)}
-        base = sh._vid  # new ids in one block, as sh.next_vid() / next_oid() would hand them out
-        for i, val in enumerate(s.values, base + 1):
+        first_vid, first_oid = sh.reserve(len(s.values), len(s.ops))
+        for i, val in enumerate(s.values, first_vid):
             vmap[val.vid] = smap[val.vid] = i
-        sh._vid = base + len(s.values)
-        base = sh._oid
-        omap: dict[int, int] = {op.oid: i for i, op in enumerate(s.ops, base + 1)}
-        sh._oid = base + len(s.ops)
+        omap: dict[int, int] = {op.oid: i for i, op in enumerate(s.ops, first_oid)}
         for val in s.values:
             nv = Value(vmap[val.vid], val.meta, smap.get(val.storage, val.storage), val.contiguous,
                        omap.get(val.producer) if val.producer is not None else None, val.is_input, val.name)

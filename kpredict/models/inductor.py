@@ -366,31 +366,13 @@ class Scheduler:
         bit = {o: 1 << i for i, o in enumerate(nodes)}
         rdeps = self._node_deps(nodes, deps, gi)
         anc: dict[int, int] = {}
-        try:  # deps point to earlier ops (dataflow is in program order): one pass, in node order
-            for o in nodes:
-                m = 0
-                for d in rdeps[o]:
-                    m |= bit[d] | anc[d]
-                anc[o] = m
-        except KeyError:  # a dependency on a later node: the depth-first walk below, from scratch
-            anc = {}
+        # one pass in node order: every dependency is an earlier op (dataflow follows program order,
+        # _node_deps and rewrite_attention only gather deps of earlier ops)
         for o in nodes:
-            if o in anc:
-                continue
-            stack = [(o, False)]
-            while stack:
-                x, ready = stack.pop()
-                if x in anc:
-                    continue
-                ds = rdeps[x]
-                if ready:
-                    m = 0
-                    for d in ds:
-                        m |= bit[d] | anc[d]
-                    anc[x] = m
-                    continue
-                stack.append((x, True))
-                stack.extend((d, False) for d in ds if d not in anc)
+            m = 0
+            for d in rdeps[o]:
+                m |= bit[d] | anc[d]
+            anc[o] = m
 
         for oid, n in nodes.items():
             if n.absorbed_into is not None:
