@@ -35,7 +35,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-FILE_THRESHOLDS = (1000000, 1_000, 1_000)
+FILE_THRESHOLDS = (1_000_000, 1_000, 1_000)
 
 
 @contextmanager
