@@ -19,7 +19,9 @@ made, not ones that existed before it.
 from __future__ import annotations
 
 import ast
+import operator
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from kpredict.frontend.objects import HOLDERS, reachable
@@ -32,6 +34,7 @@ from kpredict.ir import Unknown as UnknownOp
 if TYPE_CHECKING:
     from kpredict.frontend.interp import Interpreter
 
+_IOM = operator.attrgetter("inputs", "outputs", "mutates")
 MAX_SIGNATURE = 20_000  # items in a call's signature past which it is not summarized (a whole model)
 
 
@@ -408,11 +411,11 @@ class Summaries:
                                   span if anchored else op.span))
         fg.ops.extend(moved)
         known = fg.values
-        for op in moved:
-            for vs in (op.inputs, op.outputs, op.mutates):
-                for v in vs:
-                    if v not in known:
-                        it.local(v)  # a parameter or a global tensor, entering this graph as an input
+        vids = list(chain.from_iterable(chain.from_iterable(map(_IOM, moved))))
+        if set(vids).difference(known):  # in C; most replays bring no tensor from outside the graph
+            for v in vids:
+                if v not in known:
+                    it.local(v)  # a parameter or a global tensor, entering this graph as an input
         for b in s.breaks:
             fg.graph_breaks.append(GraphBreak(line, b.reason) if s.anchored else b)
         it.graph += s.graph_delta

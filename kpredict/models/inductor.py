@@ -67,6 +67,8 @@ def _numel(fg: FunctionGraph, vid: int) -> int | None:
 
 ZERO_CONSTANTS = ("zeros", "zeros_like", "new_zeros")
 ONE_CONSTANTS = ("ones", "ones_like", "new_ones")
+_NEUTRAL = frozenset(ZERO_CONSTANTS + ONE_CONSTANTS)
+_NAME = operator.attrgetter("name")
 
 
 def _as_view(op: Op, keep: int, values: dict, reason: str) -> Op:
@@ -81,6 +83,8 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
 
     Returns a copy of the graph in which such ops are views of their other operand.
     """
+    if _NEUTRAL.isdisjoint(map(_NAME, fg.ops)):  # no such constant: the commonest case, decided in C
+        return fg
     producer = {vid: op for op in fg.ops for vid in op.outputs}
     values = dict(fg.values)
     ops = []
