@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from kpredict.ir import FunctionGraph, Kernel, Op
 from kpredict.opfacts import default_targets
+from kpredict.models.repeats import schedule_repeats
 
 FUSIBLE = ("pointwise", "reduction", "random")
 # ops that read a few rows of their producer's output through an index: on CPU they join the
@@ -128,13 +129,22 @@ def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
     return replace(fg, ops=ops, values=values) if changed else fg
 
 
+def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
+    """The graph Inductor schedules: without eager-only ops (torch.nn catalogue), constants folded,
+    layout copies shared (C++). Each step returns its input when it changes nothing."""
+    if any(op.only == "eager" for op in fg.ops):
+        fg = replace(fg, ops=[op for op in fg.ops if op.only != "eager"])
+    fg = fold_constants(fg)
+    if conf.get("kernel_groups"):
+        fg = share_layout_copies(fg)
+    return fg
+
+
 class Scheduler:
-    def __init__(self, fg: FunctionGraph, target: str, conf: dict) -> None:
-        if any(op.only == "eager" for op in fg.ops):  # eager-only ops (torch.nn catalogue) do not exist here
-            fg = replace(fg, ops=[op for op in fg.ops if op.only != "eager"])
-        fg = fold_constants(fg)
-        if conf.get("kernel_groups"):
-            fg = share_layout_copies(fg)
+    def __init__(self, fg: FunctionGraph, target: str, conf: dict, ready: bool = False) -> None:
+        """ready: fg is already `prepared`."""
+        if not ready:
+            fg = prepared(fg, conf)
         self.fg = fg
         self.target = target
         self.conf = conf
@@ -989,7 +999,9 @@ def compiled_kernels(fg: FunctionGraph, target: str, conf: dict | None = None) -
     conf = conf or default_targets()[target]
     if fg.qualname == "<module>":
         return module_kernels(fg, target, conf)
-    return Scheduler(fg, target, conf).schedule()
+    fg = prepared(fg, conf)
+    repeated = schedule_repeats(fg, lambda small: Scheduler(small, target, conf, ready=True).schedule())
+    return repeated if repeated is not None else Scheduler(fg, target, conf, ready=True).schedule()
 
 
 def module_kernels(fg: FunctionGraph, target: str, conf: dict) -> list[Kernel]:
