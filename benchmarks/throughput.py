@@ -8,7 +8,9 @@ Corpora:
                 kpredict's own directory walk (site-packages and the like are skipped).
 
 Measurements, each in a fresh child process so that memory figures do not mix:
-  libcst parse      libcst.parse_module on every file, one core: the floor the issue compares against
+  libcst parse      libcst.parse_module on every file, one core: the floor the issue compares against;
+                    run again right after kpredict's cold one-core run, and the goal's ratio is taken
+                    against the mean of the two (the machine's speed drifts between runs)
   ast parse         ast.parse on every file, one core (what kpredict's frontend parses with)
   kpredict cold -j1 analyze every file in one process, with an empty cache (entries are written)
   kpredict cold -jN the same with N worker processes (default: all cores)
@@ -184,6 +186,7 @@ def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None, all_f
 
 
 SLOWEST = 10
+LIBCST_AGAIN = "libcst parse, again"
 
 
 def file_kind(path: str) -> str:
@@ -256,6 +259,12 @@ def bench_corpus(name: str, files: list[str], label: str, jobs: int, timeout: fl
     plan += [
         ("ast parse", "ast", 1, None),
         ("kpredict cold -j1", "kpredict", 1, cache_1),
+    ]
+    if not skip_libcst:
+        # libcst's parse once more right after: the machine's speed drifts by 10% and more within
+        # the minutes between two runs, and the goal's ratio is taken against the mean of the two
+        plan.append((LIBCST_AGAIN, "libcst", 1, None))
+    plan += [
         (f"kpredict cold -j{jobs}", "kpredict", jobs, cache_n),
         ("kpredict warm -j1", "kpredict", 1, cache_1),
         (f"kpredict warm -j{jobs}", "kpredict", jobs, cache_n),
@@ -269,7 +278,7 @@ def bench_corpus(name: str, files: list[str], label: str, jobs: int, timeout: fl
             r["peak_rss_all"] = r["rss_self"] + (r["rss_child"] * j if j > 1 else 0)
             rows[title] = r
             left = f"  {r['skipped']} files not PyTorch code" if r.get("skipped") else ""
-            print(f"  {title:<20} {r['wall_s']:8.1f} s wall {r['cpu_s']:8.1f} s cpu {r['lines_per_s']:>10,.0f} lines/s"
+            print(f"  {title:<22} {r['wall_s']:8.1f} s wall {r['cpu_s']:8.1f} s cpu {r['lines_per_s']:>10,.0f} lines/s"
                   f"  peak {fmt_bytes(r['peak_rss'])}{left}", flush=True)
     finally:
         shutil.rmtree(cache_1, ignore_errors=True)
@@ -299,10 +308,12 @@ def goals(result: dict, jobs: int) -> list[tuple[str, bool, str]]:
     warmn = rows[f"kpredict warm -j{jobs}"]
     out = []
     if "libcst parse" in rows:
-        base = rows["libcst parse"]
-        ratio = cold1["cpu_s"] / base["cpu_s"]
+        runs = [rows[t]["cpu_s"] for t in ("libcst parse", LIBCST_AGAIN) if t in rows]
+        base = sum(runs) / len(runs)
+        ratio = cold1["cpu_s"] / base
+        before_after = f"; libcst's parse before and after: {runs[0]:.1f} s, {runs[1]:.1f} s" if len(runs) == 2 else ""
         out.append(("cold analysis <= 2x libcst parse, one core (CPU time)", ratio <= 2.0,
-                    f"{ratio:.2f}x ({cold1['cpu_s']:.1f} s vs {base['cpu_s']:.1f} s)"))
+                    f"{ratio:.2f}x ({cold1['cpu_s']:.1f} s vs {base:.1f} s{before_after})"))
     r1 = warm1["wall_s"] / cold1["wall_s"]
     out.append(("warm < 10% of cold, one core", r1 < 0.10, f"{r1:.1%}"))
     rn = warmn["wall_s"] / coldn["wall_s"]
