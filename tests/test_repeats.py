@@ -21,6 +21,34 @@ import torch.nn as nn
 import torch.nn.functional as F
 '''
 
+
+def _model(layer: str, result: str) -> str:
+    """Ten copies of a layer with one Linear, whose forward runs `layer`; the model's forward
+    returns `result` (of x, the last layer's output, and states, every layer's)."""
+    return HEAD + f'''
+class Layer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        {layer}
+
+
+class Model(nn.Module):
+    def __init__(self, d=32, n=10):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer(d) for _ in range(n)])
+
+    def forward(self, x):  # kpredict: x=(8, 32)
+        states = []
+        for layer in self.layers:
+            x = layer(x)
+            states.append(x)
+        return {result}
+'''
+
+
 STACKS = {
     # pre-norm residual layers: the residual add fuses with the next layer's norm across copies
     "residual": HEAD + '''
@@ -76,74 +104,12 @@ class Model(nn.Module):
         return x
 ''',
     # every layer's output returned: each copy writes it, the copies left out too
-    "all_returned": HEAD + '''
-class Layer(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.fc = nn.Linear(d, d)
-
-    def forward(self, x):
-        return torch.tanh(self.fc(x)) * 0.5 + x
-
-
-class Model(nn.Module):
-    def __init__(self, d=32, n=10):
-        super().__init__()
-        self.layers = nn.ModuleList([Layer(d) for _ in range(n)])
-
-    def forward(self, x):  # kpredict: x=(8, 32)
-        states = []
-        for layer in self.layers:
-            x = layer(x)
-            states.append(x)
-        return tuple(states)
-''',
+    "all_returned": _model("return torch.tanh(self.fc(x)) * 0.5 + x", "tuple(states)"),
     # every layer's output read after the stack: the shortcut is refused, the whole graph scheduled
-    "read_after": HEAD + '''
-class Layer(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.fc = nn.Linear(d, d)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x)) + x
-
-
-class Model(nn.Module):
-    def __init__(self, d=32, n=10):
-        super().__init__()
-        self.layers = nn.ModuleList([Layer(d) for _ in range(n)])
-
-    def forward(self, x):  # kpredict: x=(8, 32)
-        states = []
-        for layer in self.layers:
-            x = layer(x)
-            states.append(x)
-        return torch.stack(states).sum(0)
-''',
+    "read_after": _model("return torch.relu(self.fc(x)) + x", "torch.stack(states).sum(0)"),
     # a graph break in every layer: each copy starts a later compiled graph
-    "graph_breaks": HEAD + '''
-class Layer(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.fc = nn.Linear(d, d)
-
-    def forward(self, x):
-        h = torch.relu(self.fc(x))
-        scale = h.abs().max().item()
-        return x + h / scale
-
-
-class Model(nn.Module):
-    def __init__(self, d=32, n=10):
-        super().__init__()
-        self.layers = nn.ModuleList([Layer(d) for _ in range(n)])
-
-    def forward(self, x):  # kpredict: x=(8, 32)
-        for layer in self.layers:
-            x = layer(x)
-        return x * 2
-''',
+    "graph_breaks": _model("h = torch.relu(self.fc(x))\n        scale = h.abs().max().item()\n        return x + h / scale",
+                           "x * 2"),
 }
 
 TAKEN = {"residual", "alternating", "all_returned", "graph_breaks"}  # where the shortcut must be taken
