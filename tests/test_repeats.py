@@ -145,10 +145,22 @@ def test_a_stack_scheduled_once_gets_the_kernels_of_the_whole_graph(name: str, t
 @pytest.mark.parametrize("name", sorted(STACKS))
 def test_compiled_kernels_are_the_same_with_the_shortcut(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     fg = _graph(STACKS[name], "cuda")
+    shortened: list[int] = []
+    real = repeats._reduced
+
+    def spy(graph: FunctionGraph, stack: repeats.Stack) -> FunctionGraph | None:
+        small = real(graph, stack)
+        if small is not None:
+            shortened.append(len(small.ops))
+        return small
+
+    monkeypatch.setattr(repeats, "_reduced", spy)
     monkeypatch.setattr(repeats, "MIN_OPS", 0)
     fast = compiled_kernels(fg, "cuda")
+    assert bool(shortened) == (name in TAKEN)
     monkeypatch.setattr(repeats, "MIN_OPS", 10**9)
     assert fast == compiled_kernels(fg, "cuda")
+    assert len(shortened) == (name in TAKEN)  # not searched again below MIN_OPS
 
 
 def test_the_copies_found_and_their_ids() -> None:

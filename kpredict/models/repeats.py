@@ -91,10 +91,11 @@ def _longest_run(tokens: list[tuple], period: int) -> tuple[int, int]:
     return best_start, best_len
 
 
-def find_stack(fg: FunctionGraph, min_ops: int = MIN_OPS) -> Stack | None:
-    """The longest stretch of ops made of equal copies (at least MIN_COPIES), or None."""
+def find_stack(fg: FunctionGraph, min_ops: int | None = None) -> Stack | None:
+    """The longest stretch of ops made of equal copies (at least MIN_COPIES), or None; graphs of
+    fewer than `min_ops` ops (default MIN_OPS, read at each call) are not searched."""
     ops = fg.ops
-    if len(ops) < min_ops:
+    if len(ops) < (MIN_OPS if min_ops is None else min_ops):
         return None
     tokens = list(map(_TOKEN, ops))
     found: list[tuple[int, int, int]] = []
@@ -270,7 +271,7 @@ def _reduced(fg: FunctionGraph, st: Stack) -> FunctionGraph | None:
 
 
 def schedule_repeats(fg: FunctionGraph, schedule: Callable[[FunctionGraph], list[Kernel]],
-                     min_ops: int = MIN_OPS) -> list[Kernel] | None:
+                     min_ops: int | None = None) -> list[Kernel] | None:
     """The kernels of `fg`, from a schedule of its repeated layers shortened to KEEP + 1 copies;
     None when it has no such stack or its kernels do not repeat (the caller schedules it whole)."""
     st = find_stack(fg, min_ops)
