@@ -229,22 +229,16 @@ def _reduced(fg: FunctionGraph, st: Stack) -> FunctionGraph | None:
     for j in range(1, last):
         dropped.update(st.made[j], st.weights[j])
     after = ops[end:]
+    values = fg.values
     for op in after:
-        if not dropped.isdisjoint(op.inputs) or not dropped.isdisjoint(op.mutates):
+        if (not dropped.isdisjoint(op.inputs) or not dropped.isdisjoint(op.mutates)
+                or any(x in values and values[x].storage in dropped for x in op.inputs)):
             return None
     # what it returns of the copies between the first and the last (a cache of every layer's keys
     # and values): the same in each, then the shortened graph returns it of the copies it keeps
     returned = set(fg.returns)
     ret = {tuple(i for x, i in st.own[j].items() if x in returned) for j in range(1, last)}
     if len(ret) != 1:
-        return None
-    values = fg.values
-    for op in after:
-        for x in op.inputs:
-            v = values.get(x)
-            if v is not None and v.storage in dropped:
-                return None
-    if len(st.weights[last - 1]) != len(st.weights[KEEP - 1]):
         return None
     swap = {**dict(zip(st.made[last - 1], st.made[KEEP - 1])), **dict(zip(st.weights[last - 1], st.weights[KEEP - 1]))}
     get = swap.get
@@ -331,9 +325,9 @@ def schedule_repeats(fg: FunctionGraph, schedule: Callable[[FunctionGraph], list
 
     # kernels of what comes before the stack may come among the first copy's (C++: the locality
     # order moves producers next to their first reader), and those of what follows among the last's
-    homes = [min(max(home(k), 0), KEEP) for k in kernels]
-    for k in kernels:  # a kernel spans its copy and its neighbours only
-        h = home(k)
+    raw = [home(k) for k in kernels]
+    homes = [min(max(h, 0), KEEP) for h in raw]
+    for h, k in zip(raw, kernels):  # a kernel spans its copy and its neighbours only
         near = (0, KEEP) if h > KEEP else (h - 1, h, h + 1)
         if any(block_of_op.get(o, -1) not in near for o in k.ops if 0 <= block_of_op.get(o, -1) <= KEEP) or any(
                 block_of_id[x] not in near for x in (*k.reads, *k.writes) if x in block_of_id):
