@@ -909,3 +909,92 @@ def f(x: torch.Tensor, n: int, flag: bool):
             gc.enable()
     assert reports[-1].functions and any(f.eager.kernels for f in reports[-1].functions)
     assert found == 0
+
+
+FOREIGN_BLOCKS = '''
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, d, idx):
+        super().__init__()
+        self.idx = idx
+        self.norm = nn.LayerNorm(d)
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x, scale=None):
+        h = self.lin(self.norm(x))
+        if x.sum() > 0:  # not known statically: noted at the user's line
+            h = F.gelu(h)
+        if self.idx % 3 == 2:
+            h = h * float(h.mean().item())  # a graph break in every third block
+        if scale is not None:
+            h = h * scale
+        return x + undefined_helper(h)
+
+
+class Stack(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d, i) for i in range(n)])
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x
+'''
+
+USER_OF_BLOCKS = '''
+import torch
+import torch.nn as nn
+from blocks import Block, Stack
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stack = Stack(16, 7)
+        self.first = Block(16, 0)
+
+    # kpredict: example x=randn(4, 16)
+    def forward(self, x):
+        y = self.first(x, 2.0)
+        y = self.stack(y)
+        return self.stack(y + 1)
+
+
+# kpredict: example x=randn(4, 16)
+def twice(x):
+    s = Stack(16, 5)
+    return s(x) + s(x * 2)
+'''
+
+
+def test_calls_inside_another_files_code_are_replayed_at_the_users_line(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code of another file reports every op, note, unknown call and graph break at the user's call
+    (Interpreter.anchor). Its inner calls are recorded and replayed too (a modular transformers file
+    runs a whole imported model: 3.4x libcst's parse when they were not), kept apart from the same
+    calls made outside such code; the report is the same as without the shortcuts."""
+    (tmp_path / "blocks.py").write_text(FOREIGN_BLOCKS)
+    user = tmp_path / "user.py"
+    user.write_text(USER_OF_BLOCKS)
+    anchored: list[str] = []
+    real_replay = summaries.Summaries.replay
+
+    def replay(self, it, s, leaves, node):  # noqa: ANN001, ANN202
+        if it.anchor is not None:
+            anchored.append(s.ops[0].name if s.ops else "")
+        return real_replay(self, it, s, leaves, node)
+
+    monkeypatch.setattr(summaries.Summaries, "replay", replay)
+    _compare(user.read_text(), str(user), monkeypatch)
+    assert len(anchored) >= 8  # blocks replayed inside Stack.forward, for each target
+    rep = analyze_source(user.read_text(), str(user), Settings())
+    fwd = next(f for f in rep.functions if f.qualname == "Net.forward")
+    assert {row.span.line for row in fwd.ops} == {15, 16, 17}  # every op at one of the user's three calls
+    assert {u.line for u in fwd.unknown} == {15, 16, 17}  # undefined_helper, at each call
+    assert {b.line for b in fwd.compiled.graph_breaks} == {15, 16, 17}  # the data-dependent `if`, .item()
+    assert all(any(a.startswith(f"line {n}:") for a in fwd.assumptions) for n in (15, 16, 17))

@@ -272,7 +272,7 @@ class Summaries:
              kwargs: dict[str, object], node: ast.AST) -> object:
         """`inst(*args, **kwargs)` through its forward `qualname`: replayed, recorded, or just run."""
         run = lambda: it.run_function(qualname, args, kwargs, bound=inst, node=node, mod=mod)  # noqa: E731
-        if not it.recording or it.region is not None or it.only is not None or it.anchor is not None:
+        if not it.recording or it.region is not None or it.only is not None:
             return run()
         bound = _bound(it.func_def(mod, qualname), args, kwargs)
         parts: list[object] = ([inst, *args, Py(tuple(kwargs))] + list(kwargs.values()) if bound is None
@@ -281,7 +281,9 @@ class Summaries:
             sig = signature(it, parts)
         except _NoSummary:
             return run()
-        key = (qualname, mod, bool(it.stack) and it.stack[0] == "<module>", sig.key)
+        # inside code of another file every op is reported at the user's call (it.anchor): such a call
+        # is kept apart from the same call made outside, whose ops keep their own lines
+        key = (qualname, mod, bool(it.stack) and it.stack[0] == "<module>", it.anchor is not None, sig.key)
         for s in self.table.get(key, ()):
             if s.fits(sig, it.shared.mode):
                 if self.reading and s.needs:  # a call being recorded around this one depends on them too
@@ -320,7 +322,7 @@ class Summaries:
             after = signature(it, parts)
         except _NoSummary:
             after = None
-        if after is None or after.key != key[3] or after.plain != sig.plain:
+        if after is None or after.key != key[4] or after.plain != sig.plain:
             self.refused.add(key)  # the call changed what it was given: its effects cannot be replayed
             return ret
         pre = {id(o) for o in reachable(*parts)}
@@ -357,8 +359,8 @@ class Summaries:
             ret=ret,
             steps=max(steps0 - it.steps_left, 0),
             stack_len=stack_len,
-            anchored=key[1] is not None,
-            line=getattr(node, "lineno", 0),
+            anchored=key[1] is not None or key[3],
+            line=getattr(it.anchor or node, "lineno", 0),
             needs=needs,
             mode=sh.mode if sh.mode_reads != asked else None,
         ))
@@ -394,8 +396,9 @@ class Summaries:
             nv = vmap.get(v, v)
             if nv in made and nv not in fg.inputs:
                 fg.inputs.append(nv)
-        span = _span(node)
-        line = getattr(node, "lineno", 0)
+        at = it.anchor or node  # where the ops are reported: the user's call
+        span = _span(at)
+        line = getattr(at, "lineno", 0)
         via = tuple(it.stack[1:])
         cut = max(s.stack_len - 1, 0)
         get, shift, anchored = vmap.get, it.graph - s.graph0, s.anchored
