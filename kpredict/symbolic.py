@@ -135,7 +135,7 @@ def rerun(module, table, qualname: str, predict: Callable, shared=None) -> Rebui
     from kpredict.frontend.interp import build_graphs
 
     def run(settings: Settings) -> tuple[FunctionGraph, FunctionReport] | None:
-        again = shared.for_rerun() if shared is not None else None
+        again = shared.for_rerun(settings) if shared is not None else None
         for fg in build_graphs(module, table, settings, only=qualname, shared=again):
             return fg, predict(fg, settings)
         return None

@@ -998,3 +998,61 @@ def test_calls_inside_another_files_code_are_replayed_at_the_users_line(tmp_path
     assert {u.line for u in fwd.unknown} == {15, 16, 17}  # undefined_helper, at each call
     assert {b.line for b in fwd.compiled.graph_breaks} == {15, 16, 17}  # the data-dependent `if`, .item()
     assert all(any(a.startswith(f"line {n}:") for a in fwd.assumptions) for n in (15, 16, 17))
+
+
+HEADS_OVER_A_LOOP_COUNT = '''
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(16, 16) for _ in range(config.n_layer)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x).relu()
+        return x
+
+
+class HeadA(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.encoder = Encoder(config)
+        self.out = nn.Linear(16, 2)
+
+    # kpredict: example x=randn(4, 16)
+    def forward(self, x):
+        return self.out(self.encoder(x))
+
+
+class HeadB(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.encoder = Encoder(config)
+
+    # kpredict: example x=randn(4, 16)
+    def forward(self, x):
+        return self.encoder(x).sum(-1)
+'''
+
+
+def test_reruns_under_equal_settings_share_built_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop-count reruns of several functions at n_layer = 1, 2, 3 share what each setting built
+    (Shared.for_rerun): the encoder is built once per setting, not once per head and setting, and
+    the report is the one fresh reruns give."""
+    from kpredict.frontend.interp import Shared
+
+    built = _count_builds(monkeypatch)
+    fast = analyze_source(HEADS_OVER_A_LOOP_COUNT, "heads.py", Settings())
+    shared_builds = built.count("Encoder")
+    heads = {f.qualname: f for f in fast.functions}
+    assert heads["HeadA.forward"].eager.kernels == "1 + 2*n_layer"
+    assert heads["HeadB.forward"].eager.kernels == "1 + 2*n_layer"
+    real = Shared.for_rerun
+    monkeypatch.setattr(Shared, "for_rerun", lambda self, settings=None: real(self))  # fresh every time
+    built.clear()
+    slow = analyze_source(HEADS_OVER_A_LOOP_COUNT, "heads.py", Settings())
+    assert file_dict(fast) == file_dict(slow)
+    assert built.count("Encoder") - shared_builds >= 3  # HeadB's reruns at n_layer = 1, 2, 3 built it again
