@@ -55,9 +55,9 @@ class Stack:
     graphs: int  # graphs each copy adds (graph breaks in a layer)
 
 
-def _period_candidates(tokens: list[tuple]) -> list[int]:
+def _period_candidates(tokens: list[int]) -> list[int]:
     """Periods proposed by the spacing of tokens that recur at a constant distance."""
-    pos: dict[tuple, list[int]] = {}
+    pos: dict[int, list[int]] = {}
     for i, t in enumerate(tokens):
         p = pos.get(t)
         if p is None:
@@ -80,15 +80,13 @@ def _period_candidates(tokens: list[tuple]) -> list[int]:
     return out
 
 
-def _longest_run(tokens: list[tuple], period: int) -> tuple[int, int]:
+def _longest_run(tokens: list[int], period: int) -> tuple[int, int]:
     """(start, length) of the longest stretch where each token equals the one `period` later."""
     same = bytes(map(operator.eq, tokens, tokens[period:]))  # in C: one byte per comparison
-    best_start, best_len, i = 0, 0, 0
-    for part in same.split(b"\x00"):
-        if len(part) > best_len:
-            best_start, best_len = i, len(part)
-        i += len(part) + 1
-    return best_start, best_len
+    lens = list(map(len, same.split(b"\x00")))  # a wrong period splits it at almost every byte
+    best = max(lens)
+    k = lens.index(best)  # the first longest, as a left-to-right scan finds it
+    return sum(lens[:k]) + k, best
 
 
 def find_stack(fg: FunctionGraph, min_ops: int | None = None) -> Stack | None:
@@ -98,6 +96,8 @@ def find_stack(fg: FunctionGraph, min_ops: int | None = None) -> Stack | None:
     if len(ops) < (MIN_OPS if min_ops is None else min_ops):
         return None
     tokens = list(map(_TOKEN, ops))
+    index = {t: i for i, t in enumerate(dict.fromkeys(tokens))}  # each distinct token as a small int:
+    tokens = list(map(index.__getitem__, tokens))  # compared a million times below, in C
     found: list[tuple[int, int, int]] = []
     periods = _period_candidates(tokens)
     for period in dict.fromkeys([*periods, *(2 * p for p in periods)]):  # twice: layers of two kinds, alternating
