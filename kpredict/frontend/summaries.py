@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from kpredict.frontend.objects import HOLDERS, reachable
+from kpredict.frontend.objects import HOLDERS
 from kpredict.frontend.values import (
     ClassRef, Dict, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq, Sym, SymObj, TensorRef, Tracked, Unknown,
 )
@@ -325,7 +325,7 @@ class Summaries:
         if after is None or after.key != key[4] or after.plain != sig.plain:
             self.refused.add(key)  # the call changed what it was given: its effects cannot be replayed
             return ret
-        pre = {id(o) for o in reachable(*parts)}
+        pre = set(after.objects)  # the objects, lists and dicts it reaches: what reachable(*parts) walks
         made: set[int] = set()
         try:
             _check_result(ret, pre, made)  # also: a value the call returns counts as used
