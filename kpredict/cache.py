@@ -231,8 +231,16 @@ class Cache:
         """Whether an entry exists for this content (cheap: no read; `get` still validates it)."""
         return self._entry(self.key(path, data, only)).is_file()
 
-    def get(self, path: str, data: bytes, only: str | None = None) -> FileReport | None:
+    def probe(self, path: str, data: bytes, only: str | None = None) -> str | None:
+        """The key of the entry for this content when one exists (`get_key` reads and validates it)."""
         key = self.key(path, data, only)
+        return key if self._entry(key).is_file() else None
+
+    def get(self, path: str, data: bytes, only: str | None = None) -> FileReport | None:
+        return self.get_key(path, self.key(path, data, only))
+
+    def get_key(self, path: str, key: str) -> FileReport | None:
+        """The entry stored under `key` (Cache.key of the file's content as it was read), validated."""
         try:
             raw = self._entry(key).read_bytes()
             d = load_entry(raw)

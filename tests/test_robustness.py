@@ -548,17 +548,25 @@ def test_warm_parallel_run_reads_hits_in_turn(tmp_path: Path, monkeypatch: pytes
     (tmp_path / "m1.py").write_text(GOOD)  # a miss in the middle, so workers run
     (tmp_path / "m4.py").write_text(GOOD + "\ndef h(x):\n    return x.relu()\n")
     reads: list[str] = []
-    real_get = Cache.get
+    keyed: list[str] = []
+    real_get, real_key = Cache.get_key, Cache.key
 
-    def get(self, path, data, only=None):  # noqa: ANN001, ANN202
+    def get_key(self, path, key):  # noqa: ANN001, ANN202
         reads.append(path)
-        return real_get(self, path, data, only)
+        return real_get(self, path, key)
 
-    monkeypatch.setattr(Cache, "get", get)
+    def key(self, path, data, only=None):  # noqa: ANN001, ANN202
+        keyed.append(path)
+        return real_key(self, path, data, only)
+
+    monkeypatch.setattr(Cache, "get_key", get_key)
+    monkeypatch.setattr(Cache, "key", key)
     it = analyze_paths([str(tmp_path)], s, jobs=2, cache=Cache(tmp_path / "c", s))
     first = next(it)
     assert len(reads) == 1 and reads[0] == first.path  # only the first report was read so far
     rest = list(it)
+    # each file was read and hashed once here (the two misses again in the workers, not here)
+    assert sorted(keyed) == sorted(r.path for r in cold)
     warm = [first, *rest]
     assert [r.path for r in warm] == [r.path for r in cold]
     assert warm[0] == cold[0] and warm[5] == cold[5]
