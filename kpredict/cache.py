@@ -227,12 +227,9 @@ class Cache:
 
     # -- read / write
 
-    def has(self, path: str, data: bytes, only: str | None = None) -> bool:
-        """Whether an entry exists for this content (cheap: no read; `get` still validates it)."""
-        return self._entry(self.key(path, data, only)).is_file()
-
     def probe(self, path: str, data: bytes, only: str | None = None) -> str | None:
-        """The key of the entry for this content when one exists (`get_key` reads and validates it)."""
+        """The key of the entry for this content when one exists (cheap: no read; `get_key` reads and
+        validates it)."""
         key = self.key(path, data, only)
         return key if self._entry(key).is_file() else None
 

@@ -157,7 +157,7 @@ class Shared:
         self.catalogue_api: dict[str, str] = {}
         self.constructed = ConstructMemo()  # objects built from plain values, reused by later analyses
         self.summaries = Summaries()  # module calls recorded once, replayed for the same structure
-        self.rerun_states: dict[object, tuple[ConstructMemo, Summaries]] = {}  # per settings (for_rerun)
+        self.rerun_states: dict[Settings, tuple[ConstructMemo, Summaries]] = {}  # per settings (for_rerun)
         self.file_steps = FILE_STEPS  # statements left for the file's analyses
         self.pyproject: dict[str, dict[str, str]] | None = None  # the file's [tool.kpredict.*] entries
         # which mode `torch.compiler.is_compiling()` answers for ("eager" | "compiled"), and how many
@@ -176,7 +176,7 @@ class Shared:
             "__kp_compiling__": ModRef("kpredict.hook.compiling"),
         }
 
-    def for_rerun(self, settings: object = None) -> Shared:
+    def for_rerun(self, settings: Settings | None = None) -> Shared:
         """This Shared, ready to analyze the same file again under other settings (symbolic.py: a
         loop count set to 1, 2, 3) once its own analyses are over: what was learned about the other
         modules (their parses and top-level names, classes, imports) is kept rather than learned
