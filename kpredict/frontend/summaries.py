@@ -64,6 +64,7 @@ class Summary:
     line: int = 0  # the recorded call's line (notes of anchored calls name it)
     needs: list[tuple[int, str, tuple[str, object]]] = field(default_factory=list)  # attributes read
     mode: str | None = None  # the mode it was recorded in, when it asked (torch.compiler.is_compiling)
+    external: tuple[int, ...] | None = None  # ids the ops read that are neither leaves nor made (first replay)
 
     def fits(self, sig: Signature, mode: str) -> bool:
         return (self.mode is None or self.mode == mode) and all(sig.attr(i, name) == v for i, name, v in self.needs)
@@ -414,9 +415,13 @@ class Summaries:
                                   span if anchored else op.span))
         fg.ops.extend(moved)
         known = fg.values
-        vids = list(chain.from_iterable(chain.from_iterable(map(_IOM, moved))))
-        if set(vids).difference(known):  # in C; most replays bring no tensor from outside the graph
-            for v in vids:
+        # what the ops read that the replay did not make: the call's leaves and the ids its recording
+        # read from outside (kept as they are); most replays bring no tensor from outside the graph
+        if s.external is None:
+            inside = {*s.leaves, *(val.vid for val in s.values)}
+            s.external = tuple(set(chain.from_iterable(chain.from_iterable(map(_IOM, s.ops)))) - inside)
+        if not known.keys() >= {*leaves, *s.external}:  # in C, without walking the ops
+            for v in chain.from_iterable(chain.from_iterable(map(_IOM, moved))):
                 if v not in known:
                     it.local(v)  # a parameter or a global tensor, entering this graph as an input
         for b in s.breaks:
