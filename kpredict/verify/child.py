@@ -14,6 +14,11 @@ Function mode imports the file as module `_kpredict_user` (not `__main__`, so `i
 "__main__":` blocks do not run); if its module-level code fails (e.g. it needs CUDA), it is loaded
 again as its imports, definitions and the assignments that succeed.
 
+On cuda, the example inputs and the module are moved to the GPU; tensors the function makes without
+`device=` stay where torch puts them, as in the user's own run. (A `torch.device` context around the
+call was tried on an H200: as a TorchFunctionMode it made nn.MultiheadAttention leave its fast path
+and changed two compiled graphs, so the measurement would not be the user's program.)
+
 Script mode runs the file as `__main__` under the dispatch-mode recorder and attributes every op to
 each function of the file on the stack (per call, numbered with a profile hook). What it cannot see:
 eager kernels on cuda are counted as dispatched ops (not GPU events); compiled figures exist only for

@@ -8,7 +8,8 @@ decomposition; only top-level ops are seen because the mode is switched off whil
   - kernels: the ops seen, minus views and other alias-only ops (`func.is_view`, schemas whose
     outputs all alias an input, `_unsafe_view`, `lift_fresh`, or an output that shares its input's
     storage), minus allocation-only ops (`empty*`, `resize_`...), minus host reads (`syncs`).
-    On cuda, kernels are the profiler's GPU kernel events instead (memcpy/memset counted apart).
+    On cuda, kernels are the profiler's GPU kernel events instead (memcpy/memset counted apart;
+    a cuBLAS/cuDNN call's helper kernels beside its main one counted in `library_extra`).
   - reads: +1 per distinct input tensor of a counted op (`x + x` reads once; the template of
     `zeros_like(x)`, `randn_like(x)`, `x.new_zeros(..)` is not read); writes: +1 per output
     tensor; an in-place op reads and writes its target, except ops that overwrite it without reading
@@ -23,7 +24,8 @@ compiled (`torch.compile(fn)`, default mode, Inductor caches off, one warm-up ca
     directly by a compiled graph's wrapper (externs such as `aten::mm`, fallbacks such as
     `aten::randint` for random seeds), plus top-level aten ops run eagerly outside compiled graphs
     (code between graph breaks), with the same view/alloc/sync exclusions as eager.
-  - cuda: the profiler's GPU kernel events during the profiled call.
+  - cuda: the profiler's GPU kernel events during the profiled call (record_function ranges that
+    torch mirrors on the GPU timeline are not launches; library helpers as for eager).
   - graphs / graph_breaks: from `torch._dynamo.explain`.
 
 torch is imported inside the functions only: this module is importable (and its constants usable)
@@ -465,12 +467,21 @@ def _gpu_kind(e: Any) -> str:
 
 
 def _launch_site(e: Any, by_id: dict[int, list[Any]]) -> Any | None:
-    """The CPU event (runtime launch call, or the op itself) a GPU event is linked to."""
-    cands = by_id.get(getattr(e, "linked_correlation_id", 0) or 0, [])
-    for c in cands:
-        if "launch" in c.name.lower() or "memcpy" in c.name.lower() or "memset" in c.name.lower():
-            return c
-    return cands[0] if cands else None
+    """The CPU runtime call (cudaLaunchKernel, cuLaunchKernel, cudaMemcpyAsync...) that put a GPU event on
+    the stream. A GPU event's `id` is its CUPTI correlation id, which its runtime call shares (op ids
+    live in another numbering, so an aten op can carry the same number: only runtime calls are
+    taken). `linked_correlation_id`, where torch has it, is tried second."""
+    for key in (e.id, getattr(e, "linked_correlation_id", 0) or 0):
+        for c in by_id.get(key, []):
+            low = c.name.lower()
+            if "launch" in low or "memcpy" in low or "memset" in low:
+                return c
+    return None
+
+
+def _chain(site: Any | None) -> list[Any]:
+    """A launch's CPU call and every range around it, innermost first."""
+    return [] if site is None else [site, *_ancestors(site)]
 
 
 def _gpu_events(events: list[Any]) -> tuple[list[tuple[Any, Any | None]], dict[str, int]]:
@@ -482,6 +493,8 @@ def _gpu_events(events: list[Any]) -> tuple[list[tuple[Any, Any | None]], dict[s
     kernels = []
     other = {"memcpy": 0, "memset": 0}
     for e in sorted((e for e in events if _is_gpu(e)), key=lambda e: e.time_range.start):
+        if getattr(e, "is_user_annotation", False) or e.name.startswith("kpredict::"):
+            continue  # a record_function range mirrored on the GPU timeline, not a launch
         kind = _gpu_kind(e)
         if kind == "kernel":
             kernels.append((e, _launch_site(e, by_id)))
@@ -542,12 +555,14 @@ def measure_eager(
         _sync(device)
         args, kwargs = make_args()
     prof_cm: Any = contextlib.nullcontext()
+    print_cm: Any = contextlib.nullcontext()
     if cuda:
         from torch.profiler import ProfilerActivity, profile
 
         prof_cm = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        print_cm = mark_printing()
     error: BaseException | None = None
-    with prof_cm as prof:
+    with prof_cm as prof, print_cm:
         try:
             with _grad_ctx(grad), rec, host_reads(rec, sites):
                 fn(*args, **kwargs)
@@ -564,19 +579,29 @@ def measure_eager(
 
 
 def _attribute_gpu_eager(result: dict[str, Any], rows: list[dict[str, Any]], events: list[Any]) -> None:
-    """On cuda, kernels are GPU kernel events; give each recorded op the kernels launched inside it."""
+    """On cuda, kernels are GPU kernel events; give each recorded op the kernels launched inside it.
+
+    Kernels launched by torch's tensor formatter (a print) are left out, as on cpu. A library call
+    (cuBLAS, cuDNN: the ops in EXTERN_OPS) may add helper kernels beside its main one (a split-K
+    reduction, padding, scaling), chosen per shape and GPU: those are counted in `library_extra`,
+    which the comparison takes off the kernel count, so one library call is one launch.
+    """
     kernels, other = _gpu_events(events)
     per_op: dict[int, int] = {}
-    for _k, site in kernels:
-        for anc in ([site] if site is not None else []) + (list(_ancestors(site)) if site is not None else []):
-            if anc.name.startswith(_OP_RANGE):
-                idx = int(anc.name[len(_OP_RANGE):])
-                per_op[idx] = per_op.get(idx, 0) + 1
-                break
+    names: list[str] = []
+    for k, site in kernels:
+        chain = _chain(site)
+        if any(a.name == PRINT_RANGE for a in chain):
+            continue
+        names.append(k.name)
+        idx = next((int(a.name[len(_OP_RANGE):]) for a in chain if a.name.startswith(_OP_RANGE)), None)
+        if idx is not None:
+            per_op[idx] = per_op.get(idx, 0) + 1
     for i, r in enumerate(rows):
         r["kernels"] = per_op.get(i, 0)
-    result["kernels"] = len(kernels)
-    result["kernel_names"] = [k.name for k, _ in kernels]
+    result["kernels"] = len(names)
+    result["kernel_names"] = names
+    result["library_extra"] = sum(max(0, r["kernels"] - 1) for r in rows if r["name"] in EXTERN_OPS)
     result["memcpy"] = other["memcpy"]
     result["memset"] = other["memset"]
     result["ops"] = [{k: v for k, v in r.items() if k != "stack"} for r in rows if r["kind"] in ("kernel", "sync")]
@@ -649,7 +674,8 @@ def summarize_compiled(events: list[Any], device: str, graphs: int | None = None
         "graph_breaks": breaks if breaks is not None else [],
         "syncs": detail["syncs"],
         "detail": detail["kernels"],
-        **({"memcpy": detail["memcpy"], "memset": detail["memset"]} if cuda else {}),
+        **({"memcpy": detail["memcpy"], "memset": detail["memset"], "library_extra": detail["library_extra"]}
+           if cuda else {}),
     }
 
 
@@ -704,29 +730,39 @@ def classify_cpu_compiled(events: list[Any]) -> dict[str, Any]:
 
 
 def classify_gpu_compiled(events: list[Any]) -> dict[str, Any]:
-    """cuda: every GPU kernel event is a launch; name Triton kernels as is, library kernels by their aten op."""
+    """cuda: every GPU kernel event is a launch; name Triton kernels as is, library kernels by their aten op.
+
+    Kernels of torch's tensor formatter (a print between graphs) are left out. `library_extra`
+    counts the helper kernels a library call adds beside its main one (see `_attribute_gpu_eager`).
+    """
     gpu, other = _gpu_events(events)
     kernels: list[dict[str, Any]] = []
+    per_call: dict[int, int] = {}
     for k, site in gpu:
-        chain = ([site] + list(_ancestors(site))) if site is not None else []
+        chain = _chain(site)
         if any(a.name == PRINT_RANGE for a in chain):
             continue
-        aten = next((a.name for a in chain if a.name.startswith("aten::")), None)
+        # the aten op the graph (or eager code) called: the outermost one, not the backend op it
+        # dispatched to (aten::convolution, not aten::cudnn_convolution)
+        aten = next((a for a in reversed(chain) if a.name.startswith("aten::")), None)
         in_graph = any(a.name.startswith(COMPILED_GRAPH_ROW) for a in chain)
         if k.name.startswith("triton_"):
             kernels.append({"name": k.name, "kind": "generated", "graph": None, "raw": k.name})
         elif aten is not None:
-            name = op_name(aten)
+            name = op_name(aten.name)
             kind = ("extern" if name in EXTERN_OPS else "fallback") if in_graph else "eager"
-            kernels.append({"name": aten, "kind": kind, "graph": None, "raw": k.name})
+            kernels.append({"name": aten.name, "kind": kind, "graph": None, "raw": k.name})
+            if name in EXTERN_OPS:
+                per_call[id(aten)] = per_call.get(id(aten), 0) + 1
         else:
             kernels.append({"name": k.name, "kind": "unknown", "graph": None, "raw": k.name})
     syncs = sum(1 for e in events if not _is_gpu(e) and e.name.startswith("aten::")
                 and classify_name(e.name) == "sync"
                 and not any(a.name.startswith("aten::") or a.name == PRINT_RANGE for a in _ancestors(e)))
-    syncs += sum(1 for e in events if e.name == PRINT_RANGE)
+    syncs += sum(1 for e in events if e.name == PRINT_RANGE and not _is_gpu(e))
     graphs = sum(1 for e in events if not _is_gpu(e) and e.name.startswith(COMPILED_GRAPH_ROW))
-    return {"kernels": kernels, "syncs": syncs, "graphs_run": graphs, **other}
+    return {"kernels": kernels, "syncs": syncs, "graphs_run": graphs,
+            "library_extra": sum(n - 1 for n in per_call.values()), **other}
 
 
 def measure(

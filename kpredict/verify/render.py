@@ -133,7 +133,7 @@ def _measured_json(m: dict[str, Any]) -> dict[str, Any]:
     e = m.get("eager")
     if e is not None:
         out["eager"] = {k: e.get(k) for k in ("kernels", "reads", "writes", "bytes", "syncs", "names", "ops")}
-        for k in ("memcpy", "memset", "kernel_names"):
+        for k in ("memcpy", "memset", "library_extra", "kernel_names"):
             if k in e:
                 out["eager"][k] = e[k]
     else:
@@ -141,7 +141,7 @@ def _measured_json(m: dict[str, Any]) -> dict[str, Any]:
     c = m.get("compiled")
     if c is not None:
         out["compiled"] = {k: c.get(k) for k in ("kernels", "names", "graphs", "graph_breaks", "syncs", "detail")}
-        for k in ("memcpy", "memset"):
+        for k in ("memcpy", "memset", "library_extra"):
             if k in c:
                 out["compiled"][k] = c[k]
     else:
