@@ -2,7 +2,8 @@
 
 Per op: the number of kernels the target launches (rules/), one read per distinct tensor input and
 one write per output (an in-place op reads and writes its target). An op that launches two kernels
-out of place (masked_fill, scatter, baddbmm...) is a copy of its input followed by the in-place op.
+out of place (scatter, baddbmm...) is a copy of its input followed by the in-place op, unless its
+facts say the launches are one op's (group_norm on cuda), whose transfers are then counted once.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
         if fact.eager_traffic is not None:
             r, w = fact.eager_traffic
             reads, writes = reads[:r], writes[:w] if w <= len(writes) else writes
+        if n >= 2 and not fact.eager_copy:
+            # one op, several launches: its transfers are the op's, counted once (as the oracle does)
+            out.append(Kernel(name, (op.oid,), reads, writes, "eager", op.graph))
+            out.append(Kernel(name, (op.oid,), (), (), "eager", op.graph, n - 1))
+            continue
         if n >= 2 and op.inputs and op.outputs:
             # copy of self into the output, then the in-place kernel over it
             out.append(Kernel(f"aten::copy_", (op.oid,), (op.inputs[0],), (op.outputs[0],), "eager", op.graph))

@@ -23,7 +23,7 @@ import operator
 from dataclasses import dataclass, field, replace
 
 from kpredict.ir import FunctionGraph, Kernel, Op
-from kpredict.opfacts import default_targets
+from kpredict.opfacts import default_table, default_targets
 from kpredict.models.repeats import schedule_repeats
 
 FUSIBLE = ("pointwise", "reduction", "random")
@@ -858,6 +858,13 @@ class Scheduler:
                         min(users, key=lambda u: u[0])[1].dtypes.add("__addmm__")
                 kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), reads_v, writes_v,
                                       g.kind, gi))
+                if g.kind == "fallback":
+                    # the aten call launches what eager launches for it (topk on cuda: two kernels)
+                    fact = default_table().ops.get(op.name)
+                    n = fact.eager_kernels(self.target) if fact is not None and not fact.eager_copy else 1
+                    if n > 1:
+                        kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), (), (),
+                                              g.kind, gi, n - 1))
                 continue
             names = self.kernel_name_parts(gops, nodes)
             if "__addmm__" in g.dtypes:
