@@ -3,7 +3,8 @@
 What a GPU showed (written by scripts/gpu_check.sh on a GPU machine) is held against --target cuda;
 what the CPU oracle showed for code that needs a library the test machine may lack (transformers,
 fixtures/libraries/) against --target cpu. The files are committed as data. Eager and compiled
-kernel counts must match; a function whose figure differs fails with both numbers.
+kernel counts must match (on cuda less the helper kernels cuBLAS/cuDNN add beside a call's main one,
+`runner.launches`); a function whose figure differs fails with both numbers, unless KNOWN says why.
 """
 
 from __future__ import annotations
@@ -32,6 +33,66 @@ def _cases() -> list[tuple[str, str, dict]]:
 
 CASES = _cases()
 
+H200 = "cuda-h200-torch-2.11.0+cu130.json"
+_CONV = ("cuda: Inductor's layout optimization runs convolutions channels-last and converts each input and "
+         "weight in a generated kernel of its own, and the batch-norm / pool kernels after a convolution split "
+         "differently from cpu; kpredict models one conversion, as its cpu pass does (kernel lists in the "
+         "observation)")
+_SDPA_LAYOUT = ("cuda fp32: SDPA runs the memory-efficient kernel, whose output is already (B, S, H, D) in memory, "
+                "so transpose(1, 2) + contiguous after it copies nothing; kpredict keeps the cpu flash kernel's "
+                "layout and predicts a copy kernel")
+_SDPA_GQA = ("cuda fp32 with enable_gqa=True: no fused SDPA kernel takes it in torch 2.11, so SDPA runs its math "
+             "path (eager 18 kernels, compiled bmm-softmax-bmm with layout kernels, 7); kpredict predicts the fused "
+             "kernel")
+_CLONE = ("cuda: clone of a contiguous tensor is a cudaMemcpyAsync (device to device), not a kernel launch; "
+          "kpredict counts a copy kernel")
+_SOFTMAX = ("torch 2.11 splits a long-row softmax into two online-softmax split reductions (prepare_softmax_online, "
+            "4 kernels) and the normalize: 5; torch 2.13, which kpredict models, writes 3 (the fixture's cuda-only "
+            "mark, from 2.13's CUDA code generator on fake tensors): a version difference")
+# Differences a GPU showed that kpredict does not model yet: (observation, path::qualname, phase) -> why.
+# A known difference that starts to match fails too, so the list stays true.
+KNOWN: dict[tuple[str, str, str], str] = {
+    (H200, "fixtures/libraries/transformers_lib.py::sdpa_causal", "eager"): _SDPA_LAYOUT,
+    (H200, "fixtures/libraries/transformers_lib.py::sdpa_causal", "compiled"): _SDPA_LAYOUT,
+    (H200, "fixtures/libraries/transformers_lib.py::sdpa_gqa_mask", "eager"): _SDPA_LAYOUT,
+    (H200, "fixtures/libraries/transformers_lib.py::sdpa_gqa_mask", "compiled"): _SDPA_LAYOUT,
+    (H200, "fixtures/libraries/transformers_lib.py::sdpa_gqa", "eager"): _SDPA_GQA,
+    (H200, "fixtures/libraries/transformers_lib.py::sdpa_gqa", "compiled"): _SDPA_GQA,
+    (H200, "fixtures/models/llama_block.py::LlamaDecoderLayer.forward", "compiled"):
+        "cuda: the memory-efficient SDPA's q/k/v and mask are prepared by three generated kernels (16); kpredict "
+        "predicts the cpu flash kernel's two (14)",
+    (H200, "fixtures/models/causal_attention.py::CausalSelfAttention.forward", "compiled"):
+        "cuda: the qkv projection's bias epilogue is written as three kernels, one per q/k/v slice feeding its "
+        "bmm (9); kpredict fuses it into one, as Inductor does on cpu (7)",
+    (H200, "fixtures/models/mha_block.py::CrossAttention.forward", "compiled"):
+        "cuda: the q and kv bias epilogues are written next to each bmm as separate kernels (14); kpredict "
+        "predicts 12 (on cpu it already differs: tests/test_models_oracle.py KNOWN)",
+    (H200, "fixtures/models/swiglu.py::SwiGLUFFN.forward", "eager"):
+        "cuda: F.rms_norm dispatches to the fused _fused_rms_norm kernel (1 launch); on cpu to its "
+        "decomposition (6), which kpredict follows",
+    (H200, "fixtures/models/conv_bn_relu.py::ConvBNReLU.forward", "compiled"): _CONV,
+    (H200, "fixtures/models/diffusion_resblock.py::ResnetBlock.forward", "compiled"): _CONV,
+    (H200, "fixtures/models/functional_model.py::TinyAudioNet.forward", "compiled"): _CONV,
+    (H200, "fixtures/models/resnet_block.py::BasicBlock.forward", "compiled"): _CONV,
+    (H200, "fixtures/models/sequential_builders.py::NamedStem.forward", "compiled"): _CONV,
+    (H200, "fixtures/models/small_cnn.py::SmallCNN.forward", "compiled"): _CONV,
+    (H200, "fixtures/models/unet_blocks.py::Down.forward", "compiled"): _CONV,
+    (H200, "fixtures/models/unet_blocks.py::Up.forward", "compiled"): _CONV,
+    (H200, "fixtures/models/vit_patch.py::PatchEmbed.forward", "compiled"): _CONV,
+    (H200, "fixtures/ops/inplace.py::clone_then_inplace", "eager"): _CLONE,
+    (H200, "fixtures/ops/notes_patterns.py::clone_then_inplace", "eager"): _CLONE,
+    (H200, "fixtures/ops/modes.py::mode_helper_returns", "compiled"):
+        "cuda: cumsum is lowered to a Triton scan and fused with its pointwise neighbours into one kernel; "
+        "kpredict calls it as an aten fallback, as on cpu",
+    (H200, "fixtures/ops/notes_patterns.py::softmax_dim0", "compiled"): _SOFTMAX,
+    (H200, "fixtures/ops/reductions.py::softmax_long_rows", "compiled"): _SOFTMAX,
+}
+
+
+def test_known_differences_name_recorded_functions() -> None:
+    recorded = {(src, spec) for src, spec, _ in CASES}
+    assert {(src, spec) for src, spec, _ in KNOWN} <= recorded
+
 
 @pytest.mark.skipif(not CASES, reason="no observation recorded yet (run scripts/gpu_check.sh on a GPU)")
 @pytest.mark.parametrize("source,spec,measured", CASES, ids=[f"{s}:{p}" for s, p, _ in CASES])
@@ -44,7 +105,15 @@ def test_prediction_matches_recorded_observation(source: str, spec: str, measure
     rep = analyze_file(p, Settings(target=target), only=qual)
     assert rep.error is None, rep.error
     fn = rep.functions[0]
-    if measured.get("eager"):
-        assert fn.eager.kernels == launches(measured["eager"]), (source, spec)
-    if measured.get("compiled"):
-        assert fn.compiled.kernels == launches(measured["compiled"]), (source, spec, measured["compiled"].get("names"))
+    problems = []
+    for phase, predicted in (("eager", fn.eager.kernels), ("compiled", fn.compiled.kernels)):
+        if not measured.get(phase):
+            continue
+        got = launches(measured[phase])
+        known = KNOWN.get((source, spec, phase))
+        if predicted != got and not known:
+            problems.append(f"{phase}: predicted {predicted}, {measured.get('device')} showed {got}"
+                            f" {measured[phase].get('names', '')}")
+        elif predicted == got and known:
+            problems.append(f"{phase}: now matches ({got}); remove it from KNOWN")
+    assert not problems, f"{source} {spec}: " + "; ".join(problems)
