@@ -67,9 +67,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     (H200, "fixtures/models/mha_block.py::CrossAttention.forward", "compiled"):
         "cuda: the q and kv bias epilogues are written next to each bmm as separate kernels (14); kpredict "
         "predicts 12 (on cpu it already differs: tests/test_models_oracle.py KNOWN)",
-    (H200, "fixtures/models/swiglu.py::SwiGLUFFN.forward", "eager"):
-        "cuda: F.rms_norm dispatches to the fused _fused_rms_norm kernel (1 launch); on cpu to its "
-        "decomposition (6), which kpredict follows",
     (H200, "fixtures/models/conv_bn_relu.py::ConvBNReLU.forward", "compiled"): _CONV,
     (H200, "fixtures/models/diffusion_resblock.py::ResnetBlock.forward", "compiled"): _CONV,
     (H200, "fixtures/models/functional_model.py::TinyAudioNet.forward", "compiled"): _CONV,
