@@ -38,9 +38,6 @@ _CONV = ("cuda: Inductor's layout optimization runs convolutions channels-last a
          "weight in a generated kernel of its own, and the batch-norm / pool kernels after a convolution split "
          "differently from cpu; kpredict models one conversion, as its cpu pass does (kernel lists in the "
          "observation)")
-_SDPA_LAYOUT = ("cuda fp32: SDPA runs the memory-efficient kernel, whose output is already (B, S, H, D) in memory, "
-                "so transpose(1, 2) + contiguous after it copies nothing; kpredict keeps the cpu flash kernel's "
-                "layout and predicts a copy kernel")
 _SDPA_GQA = ("cuda fp32 with enable_gqa=True: no fused SDPA kernel takes it in torch 2.11, so SDPA runs its math "
              "path (eager 18 kernels, compiled bmm-softmax-bmm with layout kernels, 7); kpredict predicts the fused "
              "kernel")
@@ -52,10 +49,6 @@ _SOFTMAX = ("torch 2.11 splits a long-row softmax into two online-softmax split 
 # Differences a GPU showed that kpredict does not model yet: (observation, path::qualname, phase) -> why.
 # A known difference that starts to match fails too, so the list stays true.
 KNOWN: dict[tuple[str, str, str], str] = {
-    (H200, "fixtures/libraries/transformers_lib.py::sdpa_causal", "eager"): _SDPA_LAYOUT,
-    (H200, "fixtures/libraries/transformers_lib.py::sdpa_causal", "compiled"): _SDPA_LAYOUT,
-    (H200, "fixtures/libraries/transformers_lib.py::sdpa_gqa_mask", "eager"): _SDPA_LAYOUT,
-    (H200, "fixtures/libraries/transformers_lib.py::sdpa_gqa_mask", "compiled"): _SDPA_LAYOUT,
     (H200, "fixtures/libraries/transformers_lib.py::sdpa_gqa", "eager"): _SDPA_GQA,
     (H200, "fixtures/libraries/transformers_lib.py::sdpa_gqa", "compiled"): _SDPA_GQA,
     (H200, "fixtures/models/llama_block.py::LlamaDecoderLayer.forward", "compiled"):

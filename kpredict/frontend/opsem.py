@@ -15,7 +15,7 @@ from kpredict.frontend.nnshapes import RULES as NN_RULES
 from kpredict.frontend.nnshapes import nn_shape
 from kpredict.frontend.values import ModRef, Opaque, Py, Seq, ShapeRef, SplitRef, TensorRef
 from kpredict.ir import TensorMeta, shape_numel
-from kpredict.opfacts import OpFact
+from kpredict.opfacts import OpFact, default_targets
 
 if TYPE_CHECKING:
     from kpredict.frontend.interp import Interpreter
@@ -278,8 +278,10 @@ _NEW_LAYOUT = frozenset({"contiguous", "reshape", "flatten", "cat", "stack", "in
 
 def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | None, out: TensorRef) -> None:
     """TensorIterator lays an elementwise op's output out in its input's dim order; attention's
-    output follows its query (empty_like) [SRC aten/src/ATen/TensorIterator.cpp compute_strides;
-    M-CPU fixtures/models/gpt.py, llama_block.py: no copy for y.transpose(1, 2).contiguous()]."""
+    output follows its query (empty_like) on cpu, and is (B, S, H, D) in memory from the cuda
+    kernels [SRC aten/src/ATen/TensorIterator.cpp compute_strides; M-CPU fixtures/models/gpt.py,
+    llama_block.py: no copy for y.transpose(1, 2).contiguous(); M-CUDA H200 torch 2.11:
+    fixtures/libraries/transformers_lib.py sdpa_causal, no copy after a contiguous query]."""
     if src is None:
         return
     if not (cat in _KEEPS_LAYOUT and fact.name not in _NEW_LAYOUT) and fact.shape != "sdpa":
@@ -289,9 +291,18 @@ def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | Non
         return
     if fact.shape != "sdpa" and tuple(oshape) != tuple(shape):
         return
+    if fact.shape == "sdpa" and len(oshape) == 4 and _sdpa_layout(it.settings.target) == "bshd":
+        b, h, s, d = oshape  # (B, H, S, D) seen over a contiguous (B, S, H, D) buffer
+        it.set_strides(out, (s * h * d, d, h * d, 1))
+        return
     if L.is_contiguous(tuple(shape), st):
         return
     it.set_strides(out, L.dense_like(tuple(oshape), st))
+
+
+def _sdpa_layout(target: str) -> str:
+    """Where the fused attention kernels put their output (rules/targets.toml sdpa_output_layout)."""
+    return default_targets().get(target, {}).get("sdpa_output_layout", "query")
 
 
 def _view_layout(it: Interpreter, fact: OpFact, a: Args, base: TensorRef, out: TensorRef, free: bool) -> None:
