@@ -64,9 +64,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     (H200, "fixtures/models/small_cnn.py::SmallCNN.forward", "compiled"): _CONV,
     (H200, "fixtures/ops/inplace.py::clone_then_inplace", "eager"): _CLONE,
     (H200, "fixtures/ops/notes_patterns.py::clone_then_inplace", "eager"): _CLONE,
-    (H200, "fixtures/ops/modes.py::mode_helper_returns", "compiled"):
-        "cuda: cumsum is lowered to a Triton scan and fused with its pointwise neighbours into one kernel; "
-        "kpredict calls it as an aten fallback, as on cpu",
     (H200, "fixtures/ops/notes_patterns.py::softmax_dim0", "compiled"): _SOFTMAX,
     (H200, "fixtures/ops/reductions.py::softmax_long_rows", "compiled"): _SOFTMAX,
 }

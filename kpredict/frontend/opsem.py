@@ -462,7 +462,7 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         shape = first.shape
         if fact.category in ("pointwise",) and t is not None and not base_contig and len(tensors) == 1:
             contiguous = fact.name == "clone" and False or (fact.name in ("contiguous", "reshape", "flatten"))
-        if fact.category == "reduction" and fact.name in ("_softmax", "_log_softmax"):
+        if fact.category == "reduction" and fact.name in ("_softmax", "_log_softmax", "cumsum"):
             dim = a.py(0, "dim", -1)
             if first.shape is not None and isinstance(dim, int) and -len(first.shape) <= dim < len(first.shape):
                 reduce = S.reduce_shape(first.shape, [dim], True)
