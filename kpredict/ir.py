@@ -179,7 +179,7 @@ class Kernel:
     ops: tuple[int, ...]
     reads: tuple[int, ...]  # value ids read from memory
     writes: tuple[int, ...]  # value ids written to memory
-    kind: str = "generated"  # generated | extern | fallback | eager
+    kind: str = "generated"  # generated | extern | fallback | eager | memcpy (bytes moved, no launch)
     graph: int = 0
     launches: int = 1
 

@@ -31,4 +31,5 @@ def figures(kernels: list[Kernel], fg: FunctionGraph, syncs: int = 0) -> Figures
             total += b * k.launches  # type: ignore[operator]
         if total is None:
             break
-    return Figures(kernels=sum(k.launches for k in kernels), reads=reads, writes=writes, bytes=total, syncs=syncs)
+    launched = sum(k.launches for k in kernels if k.kind != "memcpy")  # a memcpy moves bytes, launches nothing
+    return Figures(kernels=launched, reads=reads, writes=writes, bytes=total, syncs=syncs)

@@ -40,8 +40,6 @@ _CONV = ("cuda: beyond the channels-last copies of a convolution's input and wei
 _SDPA_GQA = ("cuda fp32 with enable_gqa=True: no fused SDPA kernel takes it in torch 2.11, so SDPA runs its math "
              "path (eager 18 kernels, compiled bmm-softmax-bmm with layout kernels, 7); kpredict predicts the fused "
              "kernel")
-_CLONE = ("cuda: clone of a contiguous tensor is a cudaMemcpyAsync (device to device), not a kernel launch; "
-          "kpredict counts a copy kernel")
 _SOFTMAX = ("torch 2.11 splits a long-row softmax into two online-softmax split reductions (prepare_softmax_online, "
             "4 kernels) and the normalize: 5; torch 2.13, which kpredict models, writes 3 (the fixture's cuda-only "
             "mark, from 2.13's CUDA code generator on fake tensors): a version difference")
@@ -62,8 +60,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     (H200, "fixtures/models/diffusion_resblock.py::ResnetBlock.forward", "compiled"): _CONV,
     (H200, "fixtures/models/functional_model.py::TinyAudioNet.forward", "compiled"): _CONV,
     (H200, "fixtures/models/small_cnn.py::SmallCNN.forward", "compiled"): _CONV,
-    (H200, "fixtures/ops/inplace.py::clone_then_inplace", "eager"): _CLONE,
-    (H200, "fixtures/ops/notes_patterns.py::clone_then_inplace", "eager"): _CLONE,
     (H200, "fixtures/ops/notes_patterns.py::softmax_dim0", "compiled"): _SOFTMAX,
     (H200, "fixtures/ops/reductions.py::softmax_long_rows", "compiled"): _SOFTMAX,
 }

@@ -4,12 +4,14 @@ Per op: the number of kernels the target launches (rules/), one read per distinc
 one write per output (an in-place op reads and writes its target). An op that launches two kernels
 out of place (scatter, baddbmm...) is a copy of its input followed by the in-place op, unless its
 facts say the launches are one op's (group_norm on cuda), whose transfers are then counted once.
+A copy the target does with a driver memcpy (rules/targets.toml memcpy_copies: clone of a contiguous
+tensor on cuda) moves its bytes without a kernel launch: kind "memcpy", counted in traffic only.
 """
 
 from __future__ import annotations
 
 from kpredict.ir import FunctionGraph, Kernel
-from kpredict.opfacts import OpTable, default_table
+from kpredict.opfacts import OpTable, default_table, default_targets
 
 SILENT = ("view", "alloc", "noop", "sync")
 
@@ -18,6 +20,7 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
     table = table or default_table()
     out: list[Kernel] = []
     facts = table.ops
+    memcpy = frozenset(default_targets().get(target, {}).get("memcpy_copies", ()))
     for op in fg.ops:  # once per op of every function: no call per op
         if op.only == "compiled" or op.category in SILENT or op.free_reason:
             continue
@@ -33,6 +36,10 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
         if fact.eager_traffic is not None:
             r, w = fact.eager_traffic
             reads, writes = reads[:r], writes[:w] if w <= len(writes) else writes
+        if op.name in memcpy and op.inputs and _contiguous(fg, op.inputs[0]):
+            # a same-layout copy: the driver's memcpy moves the bytes, no kernel is launched
+            out.append(Kernel(name, (op.oid,), reads, writes, "memcpy", op.graph))
+            continue
         if n >= 2 and not fact.eager_copy:
             # one op, several launches: its transfers are the op's, counted once (as the oracle does)
             out.append(Kernel(name, (op.oid,), reads, writes, "eager", op.graph))
@@ -46,6 +53,11 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
             continue
         out.append(Kernel(name, (op.oid,), reads, writes, "eager", op.graph, n))
     return out
+
+
+def _contiguous(fg: FunctionGraph, vid: int) -> bool:
+    v = fg.values.get(vid)
+    return v is not None and v.contiguous
 
 
 def eager_syncs(fg: FunctionGraph) -> int:
