@@ -183,6 +183,11 @@ class Kernel:
     graph: int = 0
     launches: int = 1
 
+    @property
+    def launched(self) -> int:
+        """Kernel launches: a memcpy moves its bytes (`launches` times) without one."""
+        return 0 if self.kind == "memcpy" else self.launches
+
 
 @dataclass(slots=True)
 class Figures:

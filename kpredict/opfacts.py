@@ -53,6 +53,11 @@ class OpFact:
             return self.eager.get(target, 0)
         return self.eager.get(target, 1)
 
+    def own_launches(self, target: str) -> int:
+        """Launches of the op's own kernels over the same tensors: its eager count when `eager_copy`
+        is false (group_norm, topk on cuda), else 1 (more kernels are then a copy plus the op)."""
+        return self.eager_kernels(target) if not self.eager_copy else 1
+
     def compiled_as(self, target: str) -> str:
         if self.category == "extern":
             return self.compiled.get(target, "extern")

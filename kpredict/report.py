@@ -25,9 +25,7 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
     per_op: dict[int, tuple[int, int, int]] = {}
     none = (0, 0, 0)
     for k in eager:
-        n, r, w = k.launches, len(k.reads) * k.launches, len(k.writes) * k.launches
-        if k.kind == "memcpy":
-            n = 0
+        n, r, w = k.launched, len(k.reads) * k.launches, len(k.writes) * k.launches
         for oid in k.ops:
             a, b, c = per_op.get(oid, none)
             per_op[oid] = (a + n, b + r, c + w)

@@ -31,5 +31,4 @@ def figures(kernels: list[Kernel], fg: FunctionGraph, syncs: int = 0) -> Figures
             total += b * k.launches  # type: ignore[operator]
         if total is None:
             break
-    launched = sum(k.launches for k in kernels if k.kind != "memcpy")  # a memcpy moves bytes, launches nothing
-    return Figures(kernels=launched, reads=reads, writes=writes, bytes=total, syncs=syncs)
+    return Figures(kernels=sum(k.launched for k in kernels), reads=reads, writes=writes, bytes=total, syncs=syncs)

@@ -40,7 +40,7 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
             # a same-layout copy: the driver's memcpy moves the bytes, no kernel is launched
             out.append(Kernel(name, (op.oid,), reads, writes, "memcpy", op.graph))
             continue
-        if n >= 2 and not fact.eager_copy:
+        if fact.own_launches(target) >= 2:
             # one op, several launches: its transfers are the op's, counted once (as the oracle does)
             out.append(Kernel(name, (op.oid,), reads, writes, "eager", op.graph))
             out.append(Kernel(name, (op.oid,), (), (), "eager", op.graph, n - 1))

@@ -861,7 +861,7 @@ class Scheduler:
                 if g.kind == "fallback":
                     # the aten call launches what eager launches for it (topk on cuda: two kernels)
                     fact = default_table().ops.get(op.name)
-                    n = fact.eager_kernels(self.target) if fact is not None and not fact.eager_copy else 1
+                    n = fact.own_launches(self.target) if fact is not None else 1
                     if n > 1:
                         kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), (), (),
                                               g.kind, gi, n - 1))
