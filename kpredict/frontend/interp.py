@@ -17,7 +17,7 @@ from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
 from kpredict.frontend.summaries import Summaries
 from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
-from kpredict.frontend.parse import ModuleInfo, import_table
+from kpredict.frontend.parse import ModuleInfo, import_table, node_text
 from kpredict.frontend.values import (
     CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
     Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown,
@@ -265,7 +265,7 @@ def _identical(a: object, b: object) -> bool | None:
 def _text(e: ast.AST) -> str:
     """Source text of an expression, short enough for an `unknown` entry."""
     try:
-        t = ast.unparse(e)
+        t = node_text(e)
     except Exception:  # noqa: BLE001
         return type(e).__name__
     return t if len(t) <= 60 else t[:57] + "..."
@@ -564,7 +564,7 @@ class Interpreter(ObjectModel):
     def default_value(self, p: ast.arg, default: ast.expr, frame: Frame, describe: bool) -> object:
         v = self.ev(default, frame)
         if describe and not (isinstance(v, Py) and v.value is None):
-            self.assume(f"{p.arg} = {ast.unparse(default)} (its default)", force=True)
+            self.assume(f"{p.arg} = {node_text(default)} (its default)", force=True)
         if (describe and isinstance(v, Py) and v.value is None and self.tensor_annotation(p)
                 and frame.qualname.endswith(".forward") and not self.tensor_given(frame)):
             # forward(self, input_ids=None, ...): the first optional tensor is the input
@@ -577,14 +577,14 @@ class Interpreter(ObjectModel):
 
     @staticmethod
     def tensor_annotation(p: ast.arg) -> bool:
-        return p.annotation is not None and "Tensor" in ast.unparse(p.annotation)
+        return p.annotation is not None and "Tensor" in node_text(p.annotation)
 
     def param_value(self, p: ast.arg, frame: Frame, is_init: bool = False, describe: bool = False,
                     fdef: ast.FunctionDef | ast.AsyncFunctionDef | None = None) -> object:
         """A parameter with no argument and no default: a tensor unless its annotation or its use
         says otherwise; in a constructor, a config object or a named symbol."""
         ann = p.annotation
-        text = ast.unparse(ann) if ann is not None else ""
+        text = node_text(ann) if ann is not None else ""
         base = text.split("[")[0].split(".")[-1]
         if base in ("int", "float", "bool", "str", "bytes", "complex"):
             if describe:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from kpredict.frontend import imports as I
 from kpredict.frontend.catalogue import catalogue_module, function_api, variant_method
-from kpredict.frontend.parse import SETTER, ModuleInfo
+from kpredict.frontend.parse import SETTER, ModuleInfo, node_text
 from kpredict.frontend.values import (
     CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef, NNModule,
     Opaque, Py, Seq, Super, Sym, SymObj, TensorRef, Tracked, Unknown,
@@ -332,7 +332,7 @@ class ObjectModel:
                 continue
             for stmt in cdef.body:
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                    if "ClassVar" in ast.unparse(stmt.annotation):
+                    if "ClassVar" in node_text(stmt.annotation):
                         continue
                     fields = [f for f in fields if f[0] != stmt.target.id]
                     fields.append((stmt.target.id, stmt.value))
