@@ -32,6 +32,14 @@ grep -rl --include='*.py' '# kpredict: example' fixtures | sort |
     timeout '"$((limit + 60))"' python3 -m kpredict verify --device '"$device"' --format json \
       --timeout '"$limit"' "{}::*" > "'"$out"'/$name.json" 2> "'"$out"'/$name.err"
     echo "{}: exit $? in $(( $(date +%s) - start )) s"'
+# the model fixtures whose figures differ in train mode (fixtures/models/train_mode.txt), again with
+# `--mode train`: written as <name>.train.json, kept apart by collect_observed.py
+grep -v '^#' fixtures/models/train_mode.txt | sed '/^$/d; s|^|fixtures/models/|' |
+  xargs -P "$jobs" -I{} sh -c '
+    name=$(echo "{}" | tr "/" "_" | sed "s/\.py$//")
+    timeout '"$((limit + 60))"' python3 -m kpredict verify --device '"$device"' --mode train --format json \
+      --timeout '"$limit"' "{}::*" > "'"$out"'/$name.train.json" 2> "'"$out"'/$name.train.err"
+    echo "{} (train): exit $?"'
 if [ "$device" = cuda ]; then
   # the seed script itself, as a script (it creates CUDA tensors at module level); kept for reading
   # (.script, not .json): the script runs its own profiler, under which script mode measures nothing

@@ -22,12 +22,16 @@ REPO = Path(__file__).resolve().parent.parent
 OBSERVED = sorted((REPO / "fixtures" / "observed").glob("*.json"))
 
 
-def _cases() -> list[tuple[str, str, dict]]:
+def _cases(files: list[Path] = OBSERVED) -> list[tuple[str, str, dict]]:
+    """(observation file, spec, measured + device + mode); a function measured in train mode (the
+    file's "train" section) has " (train)" after its spec, so KNOWN can name it apart."""
     out = []
-    for f in OBSERVED:
+    for f in files:
         doc = json.loads(f.read_text())
-        for spec, measured in sorted(doc["functions"].items()):
-            out.append((f.name, spec, {**measured, "device": doc.get("device")}))
+        for mode, section in (("eval", "functions"), ("train", "train")):
+            for spec, measured in sorted((doc.get(section) or {}).items()):
+                name = spec if mode == "eval" else f"{spec} (train)"
+                out.append((f.name, name, {**measured, "device": doc.get("device"), "mode": mode}))
     return out
 
 
@@ -75,10 +79,11 @@ def test_known_differences_name_recorded_functions() -> None:
 def test_prediction_matches_recorded_observation(source: str, spec: str, measured: dict) -> None:
     """A GPU's observation is held against --target cuda; a CPU one (code that needs a library the
     test machine lacks, such as transformers) against --target cpu."""
-    path, qual = split_target(spec)
+    mode = measured.get("mode", "eval")
+    path, qual = split_target(spec.removesuffix(" (train)"))
     p = Path(path) if Path(path).is_absolute() else REPO / path
     target = "cpu" if measured.get("device") == "cpu" else "cuda"
-    rep = analyze_file(p, Settings(target=target), only=qual)
+    rep = analyze_file(p, Settings(target=target, mode=mode), only=qual)
     assert rep.error is None, rep.error
     fn = rep.functions[0]
     problems = []
@@ -93,3 +98,26 @@ def test_prediction_matches_recorded_observation(source: str, spec: str, measure
         elif predicted == got and known:
             problems.append(f"{phase}: now matches ({got}); remove it from KNOWN")
     assert not problems, f"{source} {spec}: " + "; ".join(problems)
+
+
+def test_collect_keeps_train_mode_apart(tmp_path: Path) -> None:
+    """scripts/collect_observed.py files `kpredict verify --mode train` results under "train", which
+    _cases reads with mode train (so the prediction it is held against assumes train mode too)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("collect_observed", REPO / "scripts" / "collect_observed.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fn = {"path": "fixtures/models/mlp.py", "qualname": "MLP.forward",
+          "measured": {"eager": {"kernels": 3}, "compiled": None}}
+    for name, mode in (("a.json", "eval"), ("a.train.json", "train")):
+        doc = {"device": "cuda", "device_name": "X", "torch": "2.x", "mode": mode,
+               "functions": [{**fn, "measured": {"eager": {"kernels": 3 if mode == "eval" else 5}}}]}
+        (tmp_path / name).write_text(json.dumps(doc))
+    got = mod.collect(tmp_path)
+    assert got["functions"]["fixtures/models/mlp.py::MLP.forward"]["eager"]["kernels"] == 3
+    assert got["train"]["fixtures/models/mlp.py::MLP.forward"]["eager"]["kernels"] == 5
+    (tmp_path / "obs.json").write_text(json.dumps(got))
+    cases = {(spec, m["mode"], m["eager"]["kernels"]) for _, spec, m in _cases([tmp_path / "obs.json"])}
+    assert cases == {("fixtures/models/mlp.py::MLP.forward", "eval", 3),
+                     ("fixtures/models/mlp.py::MLP.forward (train)", "train", 5)}

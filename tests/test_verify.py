@@ -319,6 +319,39 @@ def test_every_function_of_a_file_in_one_child(tmp_path):
 
 
 @torch_needed
+def test_train_mode_is_measured_and_predicted_alike(tmp_path):
+    pytest.importorskip("torch")
+    p = _write(tmp_path, "drop.py", """\
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(16, 16)
+                self.drop = nn.Dropout(0.1)
+
+            # kpredict: example x=randn(8, 16)
+            def forward(self, x):
+                y = self.drop(self.fc(x).relu())
+                if self.training:
+                    y = y * 2
+                return y
+        """)
+    docs = {}
+    for mode in ("eval", "train"):
+        code, out, _ = _verify("--device", "cpu", "--eager-only", "--mode", mode, "--format", "json", f"{p}::Block.forward")
+        doc = docs[mode] = json.loads(out)
+        _validate(doc)
+        assert doc["mode"] == mode and doc["error"] is None
+        assert code == 0, [r for r in doc["functions"][0]["rows"] if r["ok"] is False]
+    kernels = {m: d["functions"][0]["measured"]["eager"]["kernels"] for m, d in docs.items()}
+    assert kernels["train"] > kernels["eval"], kernels  # dropout's mask and the training branch ran
+    code, out, _ = _verify("--device", "cpu", "--eager-only", "--mode", "train", f"{p}::Block.forward")
+    assert "train mode" in out.splitlines()[0]
+
+
+@torch_needed
 def test_out_of_memory_is_reported_as_such(tmp_path):
     pytest.importorskip("torch")
     p = _write(tmp_path, "oom.py", """\

@@ -30,8 +30,12 @@ def _split(spec: str) -> tuple[str, str | None]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds before the run is stopped.")
 @click.option("--eager-only", is_flag=True, help="Skip the torch.compile measurement.")
+@click.option("--mode", type=click.Choice(["eval", "train"]), default="eval", show_default=True,
+              help="Module mode: the module of PATH::QUALNAME (or each of PATH::*) runs after .eval() or "
+                   ".train(), and the prediction assumes the same, as `kpredict report --mode` (a script sets "
+                   "its modules' mode itself).")
 def verify_command(target: str, device: str, example: str | None, init: str | None, fmt: str, timeout: float,
-                   eager_only: bool) -> None:
+                   eager_only: bool, mode: str) -> None:
     """Run PATH (as a script), PATH::QUALNAME (one function) or PATH::* (every function with example
     inputs) and compare what ran with the prediction.
 
@@ -42,7 +46,7 @@ def verify_command(target: str, device: str, example: str | None, init: str | No
         click.echo("kpredict: --example and --init apply to one function (PATH::QUALNAME)", err=True)
         sys.exit(2)
     res = run_verify(path, qualname, device=device, examples=example, init=init, timeout=timeout,
-                     compiled=not eager_only)
+                     compiled=not eager_only, mode=mode)
     code = res.exit_code
     if code == EXIT_NO_DEVICE:
         click.echo(f"kpredict: {res.error['message'] if res.error else '--device: not available'}", err=True)

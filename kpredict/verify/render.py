@@ -105,7 +105,8 @@ def _lines_view(fc: FunctionCheck, out: list[str]) -> None:
 def render_text(res: VerifyResult) -> str:
     out: list[str] = []
     dev = f"{res.device} ({res.device_name})" if res.device_name else (res.device or "?")
-    out.append(f"{res.path}: verify on {dev}, torch {res.torch or '?'}")
+    mode = ", train mode" if res.mode == "train" else ""
+    out.append(f"{res.path}: verify on {dev}, torch {res.torch or '?'}{mode}")
     if res.example:
         out.append(f"  example inputs: {res.example}")
     for n in res.notes:
@@ -175,7 +176,7 @@ def function_json(fc: FunctionCheck) -> dict[str, Any]:
 def result_dict(res: VerifyResult) -> dict[str, Any]:
     return {
         "schema": SCHEMA_ID, "path": res.path, "device": res.device, "device_name": res.device_name,
-        "torch": res.torch, "example": res.example, "functions": [function_json(f) for f in res.functions],
+        "torch": res.torch, "mode": res.mode, "example": res.example, "functions": [function_json(f) for f in res.functions],
         "error": res.error, "notes": list(res.notes), "exit_code": res.exit_code,
     }
 

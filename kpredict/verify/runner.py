@@ -64,6 +64,7 @@ class VerifyResult:
     error: dict[str, Any] | None = None  # {"kind", "message", "traceback"}
     notes: list[str] = field(default_factory=list)
     example: str | None = None
+    mode: str = "eval"  # eval | train: the module mode measured and predicted
 
     @property
     def exit_code(self) -> int:
@@ -175,14 +176,14 @@ def _example_meta(path: str, qualname: str | None, example: str | None, device: 
 
 
 def predict(path: str, target: str, qualname: str | None, examples: dict | None,
-            init: str | None = None) -> tuple[FileReport, list[str]]:
-    """`kpredict.api.analyze_file` for the device's target, with the same example shapes and
-    constructor arguments the child runs with."""
+            init: str | None = None, mode: str = "eval") -> tuple[FileReport, list[str]]:
+    """`kpredict.api.analyze_file` for the device's target, with the same example shapes,
+    constructor arguments and module mode the child runs with."""
     from kpredict import api
     from kpredict.settings import Settings
 
     inits = {qualname: init} if (init and qualname) else None
-    return api.analyze_file(path, Settings(target=target), only=qualname, examples=examples, inits=inits), []
+    return api.analyze_file(path, Settings(target=target, mode=mode), only=qualname, examples=examples, inits=inits), []
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,12 +258,12 @@ def run_verify(path: str, qualname: str | None = None, device: str = "auto", exa
     request = {"path": apath, "qualname": qualname, "device": device, "example": examples, "init": init,
                "compiled": compiled, "mode": mode, "grad": grad}
     if not os.path.isfile(apath):
-        return VerifyResult(path, qualname, None, None, None,
+        return VerifyResult(path, qualname, None, None, None, mode=mode,
                             error={"kind": "load", "message": f"{path}: no such file", "traceback": None})
     answer, stderr = run_child(request, timeout)
     res = VerifyResult(path=path, qualname=qualname, device=answer.get("device"), device_name=answer.get("device_name"),
                        torch=answer.get("torch"), error=answer.get("error"), notes=list(answer.get("notes") or []),
-                       example=answer.get("example"))
+                       example=answer.get("example"), mode=mode)
     if res.error and res.error.get("kind") == "internal" and not res.error.get("traceback"):
         res.error["traceback"] = _tail(stderr)
     if res.device is None:
@@ -271,7 +272,7 @@ def run_verify(path: str, qualname: str | None = None, device: str = "auto", exa
     single = qualname not in (None, "*")
     meta, _ = _example_meta(apath, qualname, examples, res.device) if single else (None, None)
     try:
-        report, notes = predict(path, target, qualname if single else None, meta, init if single else None)
+        report, notes = predict(path, target, qualname if single else None, meta, init if single else None, mode)
         res.notes.extend(notes)
     except ImportError as e:  # the static side is missing: measured figures are still shown
         report = FileReport(path=path, error=f"static analysis unavailable ({e})")
