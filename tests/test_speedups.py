@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kpredict.api import analyze_source
-from kpredict.frontend import objects, summaries
+from kpredict.frontend import objects, summaries, values
 from kpredict.render.json_report import file_dict
 from kpredict.settings import Settings
 
@@ -433,6 +433,156 @@ class Net(nn.Module):
     # read for what it picks from a list, whether it is None, or how it compares; read whole
     # (arithmetic) it makes a build of its own. Each copy must hold its own index, down in its
     # attention, where forward branches on it.
+    # analyses that change objects the memo handed them, in every way the interpreter can write (an
+    # attribute, setattr, an item of a list or dict, list and dict methods, a ModuleList/ModuleDict,
+    # register_buffer, train/eval, a cast): each write bumps the object's version, so the next
+    # analysis gets the object built again, not the changed one (objects.ConstructMemo, values.touch)
+    "objects_changed_by_analyses": '''
+import torch
+import torch.nn as nn
+
+
+class Config:
+    def __init__(self):
+        self.d = 16
+        self.n = 2
+
+
+class Block(nn.Module):
+    def __init__(self, config, i):
+        super().__init__()
+        self.i = i
+        self.lin = nn.Linear(config.d, config.d)
+        self.drop = nn.Dropout(0.1)
+        self.opts = {"act": "relu"}
+        self.seq = [1, 2]
+        self.gate = None
+
+    def forward(self, x):
+        y = self.drop(self.lin(x))
+        if self.gate is not None:
+            y = y * self.gate
+        if self.opts.get("act") == "gelu":
+            y = torch.nn.functional.gelu(y)
+        elif self.opts.get("act") == "relu":
+            y = y.relu()
+        if len(self.seq) > 2:
+            y = y + 1
+        if self.seq and self.seq[0] == 5:
+            y = y.sigmoid()
+        return y
+
+
+class Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(config, i) for i in range(config.n)])
+        self.heads = nn.ModuleDict({"a": nn.Linear(config.d, config.d)})
+        self.extra = []
+        self.table = {}
+
+    def run(self, x):
+        for b in self.blocks:
+            x = b(x)
+        for k in self.heads:
+            x = self.heads[k](x)
+        for m in self.extra:
+            x = m(x)
+        if "scale" in self.table:
+            x = x * 3
+        return x
+
+    # kpredict: example x=randn(2, 16)
+    def forward(self, x):
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def set_attr(self, x):
+        self.blocks[0].gate = x
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def via_setattr(self, x):
+        setattr(self.blocks[1], "gate", x)
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def dict_item(self, x):
+        self.blocks[0].opts["act"] = "gelu"
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def list_item(self, x):
+        self.blocks[0].seq[0] = 5
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def list_methods(self, x):
+        self.blocks[0].seq.append(3)
+        self.blocks[1].seq.insert(0, 5)
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def list_pops(self, x):
+        self.blocks[0].seq.pop()
+        self.blocks[1].seq.reverse()
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def list_extend_clear(self, x):
+        self.blocks[0].seq.extend([7, 8])
+        self.blocks[1].seq.clear()
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def dict_methods(self, x):
+        self.blocks[0].opts.update({"act": "gelu"})
+        self.blocks[1].opts.pop("act")
+        self.table.setdefault("scale", 1)
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def dict_clear(self, x):
+        self.blocks[0].opts.clear()
+        self.extra.append(nn.Linear(16, 16))
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def module_list(self, x):
+        self.blocks.append(Block(Config(), 5))
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def module_dict(self, x):
+        self.heads.update({"b": nn.Linear(16, 16)})
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def buffers(self, x):
+        self.blocks[0].register_buffer("gate", torch.ones(16))
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def modes(self, x):
+        self.blocks[1].train()
+        return self.run(x)
+
+    # kpredict: example x=randn(2, 16)
+    def casts(self, x):
+        self.blocks[0].half()
+        return self.run(x.half())
+
+    # kpredict: example x=randn(2, 16)
+    def after(self, x):
+        return self.run(x)
+
+
+# kpredict: example x=randn(2, 16)
+def built_twice(x):
+    m = Model(Config())
+    m.blocks[0].gate = x
+    return m(x) + Model(Config())(x)
+''',
     "templated_layers": '''
 import torch
 import torch.nn as nn
@@ -568,6 +718,33 @@ def test_model_fixtures_same_with_and_without_shortcuts(path: Path, monkeypatch:
 @pytest.mark.parametrize("name", sorted(TRICKY))
 def test_tricky_programs_same_with_and_without_shortcuts(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     _compare(TRICKY[name], f"{name}.py", monkeypatch)
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY) + [str(p.relative_to(ROOT)) for p in MODEL_FILES])
+def test_every_write_bumps_a_version(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo takes an object's snapshot again only when its version moved; with the check on it
+    takes every snapshot anyway and raises where the contents changed under the same version (a
+    write the interpreter made without values.touch)."""
+    monkeypatch.setenv("KPREDICT_CHECK_MEMO", "1")
+    source = TRICKY[name] if name in TRICKY else (ROOT / name).read_text(encoding="utf-8")
+    report = analyze_source(source, name if name.endswith(".py") else f"{name}.py", Settings())
+    assert report.error is None
+    assert report.functions
+
+
+def test_the_memo_check_finds_a_write_without_touch() -> None:
+    memo = objects.ConstructMemo(check=True)
+    inst = values.Instance("Block", {"n": values.Py(1)})
+    key = ("Block", None, False, (), ())  # as ConstructMemo.key makes them: class, module, describe, args
+    memo.put(key, inst, ([], {}), [], [], [])
+    memo.begin()
+    assert memo.take(key).inst is inst
+    inst.attrs["n"] = values.Py(2)  # not touched
+    with pytest.raises(AssertionError, match="without touch"):
+        memo.end()
+    values.touch(inst)
+    memo.end()  # a touched write: the snapshot is taken again and the entry forgotten
+    assert memo.take(key) is None
 
 
 def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -20,7 +20,7 @@ from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, C
 from kpredict.frontend.parse import ModuleInfo, import_table, node_text
 from kpredict.frontend.values import (
     CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
-    Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown,
+    Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown, touch,
 )
 from kpredict.ir import FunctionGraph, GraphBreak, Op, Span, TensorMeta, Value
 from kpredict.ir import Unknown as UnknownOp
@@ -714,6 +714,7 @@ class Interpreter(ObjectModel):
                     self.run_function(setter[0], [v], {}, bound=obj, node=node, mod=setter[1])
                 else:
                     obj.attrs[target.attr] = v
+                    touch(obj)
         elif isinstance(target, ast.Subscript):
             obj = self.ev(target.value, frame)
             if isinstance(obj, TensorRef):
@@ -722,10 +723,12 @@ class Interpreter(ObjectModel):
                 k = self.ev(target.slice, frame)
                 if isinstance(k, Py):
                     obj.items[k.value] = v
+                    touch(obj)
             elif isinstance(obj, Seq):
                 k = self.ev(target.slice, frame)
                 if isinstance(k, Py) and isinstance(k.value, int) and -len(obj.items) <= k.value < len(obj.items):
                     obj.items[k.value] = v
+                    touch(obj)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, v, frame, node)
 
@@ -1430,6 +1433,7 @@ class Interpreter(ObjectModel):
             return Dict(d)
         if name == "setattr" and len(args) == 3 and isinstance(args[0], Instance) and isinstance(args[1], Py):
             args[0].attrs[str(args[1].value)] = args[2]
+            touch(args[0])
             return Py(None)
         if name == "callable" and args:
             return Py(isinstance(args[0], (FuncRef, Instance, ClassRef, BoundBuiltin, MethodRef))) \

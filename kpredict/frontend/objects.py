@@ -27,7 +27,7 @@ from kpredict.frontend.catalogue import catalogue_module, function_api, variant_
 from kpredict.frontend.parse import SETTER, ModuleInfo, node_text
 from kpredict.frontend.values import (
     CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef, NNModule,
-    Opaque, Py, Seq, Super, Sym, SymObj, TensorRef, Tracked, Unknown,
+    Opaque, Py, Seq, Super, Sym, SymObj, TensorRef, Tracked, Unknown, touch,
 )
 from kpredict.ir import TensorMeta, Value
 
@@ -52,6 +52,9 @@ MODULE_METHODS = frozenset({
 LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "count", "copy", "remove", "reverse",
                           "sort", "clear"})
 DICT_METHODS = frozenset({"items", "keys", "values", "get", "pop", "update", "setdefault", "copy", "clear"})
+# the methods that change a list or dict (its version is bumped, see values.touch)
+_LIST_WRITES = frozenset({"append", "extend", "insert", "pop", "reverse", "clear"})
+_DICT_WRITES = frozenset({"pop", "setdefault", "update", "clear"})
 STR_METHODS = frozenset({"format", "join", "startswith", "endswith", "lower", "upper", "split", "replace",
                          "strip", "rstrip", "lstrip", "isdigit", "isidentifier", "title", "capitalize"})
 FLOAT_DTYPES = ("float32", "float16", "bfloat16", "float64")
@@ -376,7 +379,8 @@ class ObjectModel:
             return self._construct(c, args, kwargs, node, describe)
         before = (len(self.fg.assumptions), len(self.fg.unknowns), len(self.fg.loop_symbols))
         given = reachable(*args, *kwargs.values())
-        given_sig = [_shallow(o) for o in given]
+        given_sig = [(id(o), o.ver) for o in given]
+        snaps = [_shallow(o) for o in given] if memo.check else None
         used: set[object] = set()
         conds: dict[object, list[tuple]] = {}
         t_args, t_kwargs, wrappers = _watch(args, kwargs, used, conds)
@@ -389,7 +393,9 @@ class ObjectModel:
             _unwatch(reachable(inst), wrappers, memo)
         # what building it noted in the graph is noted again wherever it is reused;
         # what the arguments reach (a config) is shared by a fresh build too, unless building changed it
-        untouched = all(_shallow(o) == s for o, s in zip(given, given_sig))
+        untouched = all(o.ver == v for o, (_, v) in zip(given, given_sig))
+        if snaps is not None and untouched and snaps != [_shallow(o) for o in given]:
+            raise AssertionError(f"construction memo: building {c.name} changed its arguments without touch()")
         memo.put(key, inst, (args, kwargs), self.fg.assumptions[before[0]:], self.fg.unknowns[before[1]:],
                  self.fg.loop_symbols[before[2]:], shared={id(o) for o in given} if untouched else set(),
                  clean=untouched)
@@ -422,11 +428,12 @@ class ObjectModel:
         objs = [o for o in reachable(e.inst) if id(o) in own]
         if len(objs) != len(own):
             return None
-        sig = self.shared.constructed.sig
-        if any(_shallow(o) != sig.get(id(o)) for o in objs):
+        memo = self.shared.constructed
+        sig, vers = memo.sig, memo.vers
+        if any((o.ver != vers.get(id(o)) or memo.check) and _shallow(o) != sig.get(id(o)) for o in objs):
             return None  # changed since it was built (a ModuleList appended to): not what a build gives
         given = reachable(*e.keep[0], *e.keep[1].values())
-        if e.given_sig is not None and e.given_sig != [_shallow(o) for o in given]:
+        if e.given_sig is not None and e.given_sig != [(id(o), o.ver) for o in given]:
             return None  # what its arguments reach (a config) changed since: a build now could read other values
         outside: set[int] = set()  # tensors the arguments hold: shared, like the objects they hold
         for o in given:
@@ -539,6 +546,7 @@ class ObjectModel:
             return
         for k, v in extra.items():  # fields of a base kpredict cannot read (a library's ModelOutput)
             inst.attrs.setdefault(k, v)
+        touch(inst)
         if post is not None:
             self.run_function(f"{post[0].name}.__post_init__", [], {}, bound=inst, mod=post[0].mod)
 
@@ -720,6 +728,7 @@ class ObjectModel:
         seen.add(id(v))
         if isinstance(v, Instance):
             v.training = mode
+            touch(v)
             for x in list(v.attrs.values()) + list(v.children or []) + list((v.named or {}).values()):
                 self.set_training(x, mode, seen)
         elif isinstance(v, Seq):
@@ -758,6 +767,7 @@ class ObjectModel:
                     if meta.dtype in FLOAT_DTYPES and meta.dtype != dtype:  # the same object when nothing changes
                         m.attrs[name] = self.new_tensor(TensorMeta(meta.shape, dtype, meta.device), is_input=True,
                                                         name=name)
+                        touch(m)
 
     # ------------------------------------------------------------------ containers
     def container_items(self, v: object) -> list[object] | None:
@@ -772,6 +782,7 @@ class ObjectModel:
         """The hook the Sequential / ModuleList / ModuleDict stubs call from their __init__."""
         if not isinstance(inst, Instance):
             return
+        touch(inst)
         if kind == "dict":
             inst.named = {}
             pairs = items.items.items() if isinstance(items, Dict) else [
@@ -838,6 +849,8 @@ class ObjectModel:
 
     def list_method(self, obj: Seq, name: str, args: list[object]) -> object:
         items = obj.items
+        if name in _LIST_WRITES:
+            touch(obj)
         if name == "append" and args:
             items.append(args[0])
         elif name == "extend" and args:
@@ -867,6 +880,8 @@ class ObjectModel:
 
     def dict_method(self, obj: Dict, name: str, args: list[object]) -> object:
         d = obj.items
+        if name in _DICT_WRITES:
+            touch(obj)
         key = args[0].value if args and isinstance(args[0], Py) else _MISSING
         try:
             if name == "items":
@@ -906,6 +921,7 @@ class ObjectModel:
         if name in ("register_buffer", "register_parameter", "add_module", "register_module") and len(args) >= 2:
             if isinstance(args[0], Py) and isinstance(args[0].value, str):
                 inst.attrs[args[0].value] = args[1]
+                touch(inst)
                 if name in ("add_module", "register_module") and inst.children is not None:
                     inst.children.append(args[1])
             return Py(None)
@@ -929,9 +945,12 @@ class ObjectModel:
             subs = self.submodules(inst)
             return Seq(subs if name == "modules" else subs[1:], "list")
         if name in ("append", "extend", "insert") and inst.children is not None:
+            touch(inst)  # its children, changed through a Seq made for the call
             self.list_method(Seq(inst.children, "list"), name, args)
             return inst
         if inst.named is not None and name in ("items", "keys", "values", "get", "update", "pop"):
+            if name in _DICT_WRITES:
+                touch(inst)
             return self.dict_method(Dict(inst.named), name, args)
         if inst.named is not None and name == "__getitem__" and args:
             return self.container_index(inst, args[0])
@@ -1035,7 +1054,8 @@ class MemoEntry:
         self.reach: list[int] = []  # ids of what is reachable from inst (fixed while the entry is kept)
         self.own: list[int] = []  # those not reachable from the arguments: what building it made
         self.clean = True  # building it left its arguments as they were (so a copy is another build)
-        self.given_sig: list[tuple] | None = None  # what its arguments reached, as they were when it was built
+        # what its arguments reached when it was built (id, version): a change since bumped a version
+        self.given_sig: list[tuple[int, int]] | None = None
         # argument slots (position or keyword) whose plain value building it read; None: all of them
         self.used: set[object] | None = None
         self.conds: dict[object, list[tuple]] = {}  # per slot not read whole, what its reads depended on
@@ -1050,12 +1070,19 @@ class ConstructMemo:
     of one model stay two objects), and when an analysis changed an object reachable from a kept one
     (its attributes, items or training flag, compared by identity), every kept object that reaches it
     is forgotten, to be built again. Objects of module-level code are never kept (`paused`): they are
-    reachable from every analysis without being handed out."""
+    reachable from every analysis without being handed out.
 
-    def __init__(self) -> None:
+    An object's snapshot is taken again only when its version moved (values.touch: every write bumps
+    it), as the snapshots of a model's objects were 4% of a cold run; `check` (KPREDICT_CHECK_MEMO=1)
+    takes it anyway and raises where a version stayed while the contents changed: a write without
+    touch()."""
+
+    def __init__(self, check: bool | None = None) -> None:
         self.entries: dict[tuple, list[MemoEntry]] = {}
         self.handed: set[int] = set()  # ids of objects in use by the current analysis
         self.sig: dict[int, tuple] = {}  # id -> shallow signature when first kept
+        self.vers: dict[int, int] = {}  # id -> the object's version when sig was taken
+        self.check = os.environ.get("KPREDICT_CHECK_MEMO") == "1" if check is None else check
         self.objs: dict[int, object] = {}  # id -> object (kept alive so that ids stay theirs)
         self.owners: dict[int, list[MemoEntry]] = {}  # id -> entries it is reachable from
         self.shapes: dict[tuple, list[MemoEntry]] = {}  # class and argument slots -> entries (templates)
@@ -1066,15 +1093,29 @@ class ConstructMemo:
 
     def end(self) -> None:
         """After an analysis: forget the kept objects that reach something it changed."""
+        vers, objs = self.vers, self.objs
         for oid in self.handed:
-            old = self.sig.get(oid)
-            if old is None:
-                continue
-            new = _shallow(self.objs[oid])
-            if new != old:
-                self._forget(oid)
-                self.sig[oid] = new
+            v = vers.get(oid)
+            if v is not None and (objs[oid].ver != v or self.check):
+                self.retake(objs[oid], forget=True)
         self.begin()
+
+    def retake(self, o: Seq | Dict | Instance, forget: bool = False) -> None:
+        """Take a kept object's snapshot again (after a change); `forget`: drop the entries that reach
+        it when it differs from the last one."""
+        i = id(o)
+        old = self.sig.get(i)
+        if old is None:
+            return
+        if self.check and o.ver == self.vers[i] and _shallow(o) != old:
+            raise AssertionError(f"construction memo: {type(o).__name__} {getattr(o, 'cls', '')} changed "
+                                 "without touch()")
+        self.vers[i] = o.ver
+        new = _shallow(o)
+        if new != old:
+            if forget:
+                self._forget(i)
+            self.sig[i] = new
 
     def _forget(self, oid: int) -> None:
         """Drop every kept entry that reaches object `oid`."""
@@ -1148,17 +1189,16 @@ class ConstructMemo:
         e.reach = [id(o) for o in reach]
         e.own = [i for i in e.reach if i not in shared]
         e.clean = clean
+        sig, vers, check = self.sig, self.vers, self.check
         for o in reach:
             i = id(o)
-            old = self.sig.get(i)
-            if old is None:
-                self.sig[i] = _shallow(o)
+            v = vers.get(i)
+            if v is None:
+                sig[i] = _shallow(o)
+                vers[i] = o.ver
                 self.objs[i] = o
-            else:
-                now = _shallow(o)
-                if now != old:  # changed since it was first kept (a constructor set a config field):
-                    self._forget(i)  # what was built before holds the old state; inst, the new one
-                    self.sig[i] = now
+            elif o.ver != v or check:  # changed since it was first kept (a constructor set a config
+                self.retake(o, forget=True)  # field): what was built before holds the old state
             self.owners.setdefault(i, []).append(e)
 
     def _hand(self, root: object) -> list[object]:
@@ -1398,8 +1438,9 @@ def _unwatch(objs: list[object], wrappers: dict[int, tuple[_Watched, object]], m
                 if id(v) in put:
                     lst[i] = put[id(v)]
                     changed = True
-        if changed and id(o) in memo.sig:
-            memo.sig[id(o)] = _shallow(o)
+        if changed:
+            touch(o)
+            memo.retake(o)
     for w, target in wrappers.values():
         object.__setattr__(w, "final", target)
 

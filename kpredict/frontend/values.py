@@ -187,15 +187,21 @@ class Super:
     mod: str | None = None
 
 
+# The holders (Seq, Dict, Instance) carry `ver`, bumped wherever their contents change, so that the
+# construction memo can tell an object left as it was without rebuilding its snapshot (`touch`).
+
+
 @dataclass(eq=False, slots=True)
 class Seq:
     items: list
     kind: str = "tuple"  # tuple | list
+    ver: int = 0  # bumped by touch() on every change of items
 
 
 @dataclass(eq=False, slots=True)
 class Dict:
     items: dict
+    ver: int = 0
 
 
 @dataclass(eq=False, slots=True)
@@ -209,6 +215,7 @@ class Instance:
     training: bool | None = None  # set by .train()/.eval(); None follows --mode
     children: list | None = None  # nn.Sequential / nn.ModuleList items, in order
     named: dict | None = None  # nn.ModuleDict items
+    ver: int = 0  # bumped by touch() on every change of attrs, children, named or training
 
 
 @dataclass(eq=False, slots=True)
@@ -219,6 +226,12 @@ class NNModule(Instance):
     @property
     def kind(self) -> str:
         return self.cls
+
+
+def touch(v: Seq | Dict | Instance) -> None:
+    """Say that a holder's contents changed (every write to attrs, items, children, named, training
+    goes with one): the construction memo compares versions instead of snapshots."""
+    v.ver += 1
 
 
 def is_tensor(v: object) -> bool:
