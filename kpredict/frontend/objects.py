@@ -480,6 +480,7 @@ class ObjectModel:
         for o in objs:
             c = copies[id(o)]
             if isinstance(o, Instance):
+                touch(c)  # holds other objects than o: o's signature part is not its own
                 c.attrs = {k: m(v) for k, v in o.attrs.items()}
                 if o.children is not None:
                     c.children = [m(v) for v in o.children]

@@ -97,6 +97,7 @@ def signature(it: Interpreter, parts: list[object]) -> Signature:
     seen_st: dict[int, int] = {}
     seen_o: dict[int, int] = {}
     fg_values, sh_values = it.fg.values, it.shared.values
+    check = it.shared.constructed.check  # KPREDICT_CHECK_MEMO: an object's cached part checked too
     strides, matrix_t = it.shared.strides, it.shared.matrix_t
     containers = HOLDERS
     stack: list[object] = list(reversed(parts))
@@ -140,6 +141,12 @@ def signature(it: Interpreter, parts: list[object]) -> Signature:
                 continue
             me = seen_o[id(v)] = len(seen_o)
             if kind == 0:
+                c = v.signed
+                if c is not None and c[0] == v.ver and not check:  # signed before, unchanged since (touch)
+                    plain[me] = c[1]
+                    emit(c[2])
+                    push(c[3])
+                    continue
                 names = tuple(v.attrs)
                 py_l: list[tuple[str, object] | None] = []
                 kinds: list[str | None] = []
@@ -154,13 +161,17 @@ def signature(it: Interpreter, parts: list[object]) -> Signature:
                         py_l.append(None)
                         kinds.append(None)
                         items.append(x)
-                plain[me] = (names, tuple(py_l))
-                emit(("I", t is NNModule, v.cls, v.mod, v.training, names, tuple(kinds),
-                      None if v.children is None else len(v.children), None if v.named is None else tuple(v.named)))
+                pl = plain[me] = (names, tuple(py_l))
+                head = ("I", t is NNModule, v.cls, v.mod, v.training, names, tuple(kinds),
+                        None if v.children is None else len(v.children), None if v.named is None else tuple(v.named))
+                emit(head)
                 if v.children:
                     items += v.children
                 if v.named:
                     items += v.named.values()
+                if check and c is not None and c[0] == v.ver and c[1:] != (pl, head, items[::-1]):
+                    raise AssertionError(f"call signature: {v.cls} changed without touch()")
+                v.signed = (v.ver, pl, head, items[::-1])
             elif kind == 1:
                 emit(("S", v.kind, len(v.items)))
                 items = v.items

@@ -216,6 +216,9 @@ class Instance:
     children: list | None = None  # nn.Sequential / nn.ModuleList items, in order
     named: dict | None = None  # nn.ModuleDict items
     ver: int = 0  # bumped by touch() on every change of attrs, children, named or training
+    # (ver, plain values, key item, held values reversed): its part of a call signature at version
+    # ver (summaries.signature); a heads' call of the model signs the same objects again
+    signed: tuple | None = field(default=None, repr=False)
 
 
 @dataclass(eq=False, slots=True)
