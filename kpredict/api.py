@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from kpredict.frontend.interp import Shared, build_graphs
 from kpredict.frontend.parse import ParseError, parse_module
 from kpredict.frontend.relevance import uses_torch
+from kpredict import project
 from kpredict.ir import FileReport, FunctionReport
 from kpredict.lint.config import LintConfig
 from kpredict.models.eager import eager_kernels
@@ -113,10 +114,17 @@ def analyze_data(data: bytes | str, path: str, settings: Settings | None = None,
 def analyze_file(path: str | Path, settings: Settings | None = None, only: str | None = None,
                  examples: dict[str, dict[str, object]] | None = None,
                  inits: dict[str, str] | None = None) -> FileReport:
-    """Read and analyze one file; unreadable input becomes a one-line error, never an exception."""
+    """Read and analyze one file; unreadable input becomes a one-line error, never an exception.
+    `settings` None: the project's (kpredict.project: target, mode, dims, all-files of the nearest
+    pyproject.toml with a [tool.kpredict] table); a configuration error is the report's error."""
     data = read_source(path)
     if isinstance(data, FileReport):
         return data
+    if settings is None:
+        try:
+            settings = project.settings_for(path)
+        except project.ConfigError as e:
+            return FileReport(path=str(path), error=str(e))
     if examples or inits:
         try:
             return analyze_source(data, str(path), settings, only=only, examples=examples, inits=inits)
@@ -144,9 +152,14 @@ def analyze_paths(paths: Iterable[str], settings: Settings | None = None, jobs: 
     with the same settings and lint config, or None for none. Reports from workers or the cache have
     graph=None on their functions; in-process analysis keeps the graphs only with keep_graphs=True.
     lint: run these lint rules too (findings land in each FileReport, computed inside the worker).
+    settings None: the project's settings for the first path (kpredict.project); a configuration
+    error raises kpredict.project.ConfigError.
     """
     from kpredict.parallel import analyze_targets
     from kpredict.walk import discover
 
+    paths = list(paths)
+    if settings is None and paths:
+        settings = project.settings_for(paths[0])
     yield from analyze_targets(discover(paths), settings, jobs=jobs, cache=cache, keep_graphs=keep_graphs,
                                lint=lint)

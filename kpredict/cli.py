@@ -10,7 +10,6 @@ from kpredict import __version__
 from kpredict.api import analyze_paths
 from kpredict.cli_options import RunOptions, common_options
 from kpredict.ir import Report
-from kpredict.settings import Settings
 
 
 class DefaultGroup(click.Group):
@@ -46,32 +45,32 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--target", type=click.Choice(["cuda", "cpu"]), default="cuda", show_default=True,
-              help="Backend to predict for.")
-@click.option("--mode", type=click.Choice(["eval", "train"]), default="eval", show_default=True,
-              help="Module mode assumed for nn.Module code (self.training, Dropout, BatchNorm).")
+@click.option("--target", type=click.Choice(["cuda", "cpu"]), default=None,
+              help="Backend to predict for [config: target; default cuda].")
+@click.option("--mode", type=click.Choice(["eval", "train"]), default=None,
+              help="Module mode assumed for nn.Module code (self.training, Dropout, BatchNorm) "
+                   "[config: mode; default eval].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--dim", "dims", multiple=True, metavar="NAME=INT", help="Value for a symbolic size (repeatable).")
+@click.option("--dim", "dims", multiple=True, metavar="NAME=INT",
+              help="Value for a symbolic size (repeatable) [config: dims].")
 @click.option("-v", "--verbose", is_flag=True, help="Show view ops too, and each file left out as not PyTorch code.")
 @click.option("--all-files", is_flag=True,
               help="Also analyze files that reach no torch import (their untyped parameters taken as tensors).")
 @common_options
-def report(paths: tuple[str, ...], target: str, mode: str, fmt: str, dims: tuple[str, ...], verbose: bool,
-           all_files: bool, run: RunOptions) -> None:
+def report(paths: tuple[str, ...], target: str | None, mode: str | None, fmt: str, dims: tuple[str, ...],
+           verbose: bool, all_files: bool, run: RunOptions) -> None:
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
-    from kpredict.dims import merged_dims
-
     from kpredict.lint.config import ConfigError, Overrides, resolve_for
 
-    try:  # the findings shown with the report follow the nearest [tool.kpredict] (as `check` does)
-        resolved = resolve_for(paths[0].partition("::")[0], Overrides())
+    cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), all_files=all_files)
+    try:  # the project's settings (kpredict.project) for the first path, the command line on top, as `check`
+        resolved = resolve_for(paths[0].partition("::")[0], cli)
     except ConfigError as e:
         click.echo(f"kpredict: error: {e}", err=True)
         sys.exit(2)
     lint = resolved.lint
-    settings = Settings(target=target, mode=mode, dims=merged_dims(paths, parse_dims(dims)),
-                        all_files=all_files or resolved.settings.all_files)
-    rep = Report(target=target, files=list(analyze_paths(paths, settings, jobs=run.jobs,
+    settings = resolved.settings
+    rep = Report(target=settings.target, files=list(analyze_paths(paths, settings, jobs=run.jobs,
                                                          cache=run.cache(settings, lint), lint=lint)))
     if fmt == "json":
         from kpredict.render.json_report import render
@@ -81,7 +80,7 @@ def report(paths: tuple[str, ...], target: str, mode: str, fmt: str, dims: tuple
         for f in rep.files:
             if f.error:
                 click.echo(f"{f.path}: error: {f.error}", err=True)
-        click.echo(render_text(Report(target, [f for f in rep.files if not f.error]), verbose), nl=False)
+        click.echo(render_text(Report(settings.target, [f for f in rep.files if not f.error]), verbose), nl=False)
     failed = any(f.error for f in rep.files)
     findings = any(f.findings for f in rep.files)
     sys.exit(2 if failed else (1 if findings else 0))

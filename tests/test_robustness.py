@@ -843,7 +843,7 @@ def test_a_shared_helper_file_is_a_dependency_of_every_file_that_imports_it(tmp_
 
 
 def test_every_file_taking_examples_from_a_pyproject_depends_on_it(tmp_path: Path) -> None:
-    """pyproject.toml is read once per process (annotations._tables): the second file analyzed must
+    """pyproject.toml is read once per process (project._entry_tables): the second file analyzed must
     still list it as a dependency, or an edited example leaves that file's cached figures stale."""
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_text("import torch\n\ndef f(x):\n    return (x + 1).relu()\n")

@@ -22,6 +22,7 @@ from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, Py, Seq,
 from kpredict.ir import FunctionGraph, Span, TensorMeta
 from kpredict.ir import Unknown as UnknownOp
 from kpredict.opfacts import OpTable
+from kpredict.project import file_entries
 from kpredict.settings import Settings
 
 INIT_TAG = "init"
@@ -111,15 +112,12 @@ def init_text(module: ModuleInfo, qualname: str, entries: dict[str, dict[str, st
 
 
 def pyproject_entries(module: ModuleInfo) -> dict[str, dict[str, str]]:
-    """The file's `[tool.kpredict.*]` entries in the nearest pyproject.toml (none for source text)."""
+    """The file's `[tool.kpredict.examples]` and `[tool.kpredict.init]` entries in the project's
+    pyproject.toml (kpredict.project; none for source text)."""
     if module.path.startswith("<"):
         return {}
-    from pathlib import Path
-
-    from kpredict.verify.annotations import file_entries
-
     try:
-        return file_entries(Path(module.path))
+        return file_entries(module.path)
     except (OSError, ValueError):
         return {}
 

@@ -1,4 +1,8 @@
-"""Lint configuration: `[tool.kpredict]` in the nearest pyproject.toml, with the command line on top.
+"""Lint configuration: the lint keys of `[tool.kpredict]`, with the command line on top.
+
+Which pyproject.toml applies, its key names and the prediction settings (target, mode, dims,
+all-files, examples, init) are kpredict.project's: this module adds rule selection, rule options,
+per-file-ignores, exclude, output-format and baseline on top of it.
 
 Rule selection follows ruff: `select`, `extend-select` and `ignore` take codes or prefixes (`KP1`,
 `KP101`) or `ALL`. Within one layer (the config file, then the command line) the most specific
@@ -6,15 +10,11 @@ selector wins and an ignore beats a select of the same length; a layer with `sel
 a layer without it adjusts the one below.
 
     [tool.kpredict]
-    target = "cuda"                 # cuda | cpu
-    mode = "eval"                   # eval | train
-    all-files = false               # also analyze files that reach no torch import
     select = ["ALL"]
     ignore = ["KP601"]
     extend-select = []
     per-file-ignores = { "tests/*" = ["KP4"] }
     exclude = ["scripts/*"]
-    dims = { n_layer = 12, d_model = 768 }
     output-format = "concise"
     baseline = ".kpredict-baseline.json"
 
@@ -28,21 +28,16 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from kpredict import project
+from kpredict.project import KEYS, ConfigError  # noqa: F401 - re-exported (every command catches ConfigError)
 from kpredict.settings import Settings
 
-KEYS = ("target", "mode", "all-files", "select", "ignore", "extend-select", "per-file-ignores", "extend-per-file-ignores",
-        "exclude", "extend-exclude", "dims", "output-format", "baseline", "rules")
 OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "github", "sarif", "rdjsonl", "gitlab", "markdown")
-
-
-class ConfigError(Exception):
-    """A configuration or command-line value kpredict cannot use: exit status 2, one line."""
 
 
 @dataclass(frozen=True)
@@ -117,77 +112,29 @@ class Resolved:
 
 
 def find_config(directory: str) -> str | None:
-    """The nearest pyproject.toml with a [tool.kpredict] table, from `directory` upwards."""
-    d = Path(directory).resolve()
-    for cand in [d, *d.parents]:
-        p = cand / "pyproject.toml"
-        if p.is_file():
-            try:
-                data = tomllib.loads(p.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                return str(p) if b"[tool.kpredict" in p.read_bytes() else None  # report its error
-            if isinstance(data.get("tool"), dict) and "kpredict" in data["tool"]:
-                return str(p)
-    return None
-
-
-def _stamp(path: str | None) -> tuple[int, int] | None:
-    if path is None:
-        return None
-    st = os.stat(path)
-    return st.st_mtime_ns, st.st_size
+    """The pyproject.toml that applies under `directory` (kpredict.project.find, the one search rule)."""
+    found = project.find(Path(directory) / "x.py")
+    return str(found) if found is not None else None
 
 
 def load_table(path: str) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    table = data.get("tool", {}).get("kpredict", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.kpredict] must be a table")
-    unknown = sorted(set(table) - set(KEYS))
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) in [tool.kpredict]: {', '.join(unknown)} "
-                          f"(known: {', '.join(KEYS)})")
-    return table
+    """The checked [tool.kpredict] table of `path` (kpredict.project.read_table)."""
+    return project.read_table(path)
 
 
 def resolve_for(path: str, cli: Overrides) -> Resolved:
     """The configuration that applies to `path` (a file or a directory)."""
-    if cli.isolated:
-        source = None
-    elif cli.config:
-        if not os.path.isfile(cli.config):
-            raise ConfigError(f"{cli.config}: no such configuration file")
-        source = cli.config
-    else:
-        p = Path(path).absolute()
-        source = _find_cached(str(p if p.is_dir() else p.parent))
-    return _resolve(source, _stamp(source), cli)
-
-
-@lru_cache(maxsize=256)
-def _find_cached(directory: str) -> str | None:
-    return find_config(directory)
+    source = project.source_for(path, project.Options(config=cli.config, isolated=cli.isolated))
+    return _resolve(source, project.stamp(source), cli)
 
 
 @lru_cache(maxsize=64)
 def _resolve(source: str | None, stamp: tuple[int, int] | None, cli: Overrides) -> Resolved:
-    table = load_table(source) if source else {}
+    table = project.read_table(source) if source else {}
     root = str(Path(source).resolve().parent) if source else os.getcwd()
     where = source or "command line"
-
-    target = cli.target or _choice(table, "target", ("cuda", "cpu"), "cuda", where)
-    mode = cli.mode or _choice(table, "mode", ("eval", "train"), "eval", where)
-    dims = dict(_dims(table.get("dims", {}), where))
-    dims.update(dict(cli.dims))
-    all_files = table.get("all-files", False)
-    if not isinstance(all_files, bool):
-        raise ConfigError(f"{where}: all-files must be true or false, not {all_files!r}")
-    all_files = all_files or cli.all_files
+    settings = project.merge(table, project.Options(target=cli.target, mode=cli.mode, dims=cli.dims,
+                                                    all_files=cli.all_files))
 
     layers = [Layer(select=("ALL",))]
     layers.append(Layer(select=_codes_list(table, "select", where, none_ok=True),
@@ -221,7 +168,6 @@ def _resolve(source: str | None, stamp: tuple[int, int] | None, cli: Overrides) 
         raise ConfigError(f"{where}: baseline must be a path")
     if baseline is not None and not os.path.isabs(baseline):
         baseline = os.path.join(root, baseline)
-    settings = Settings(target=target, mode=mode, dims=tuple(sorted(dims.items())), all_files=all_files)
     lint = LintConfig(enabled=enabled, options=opt_tuple, per_file_ignores=tuple(pfi), root=root)
     return Resolved(settings=settings, lint=lint, exclude=exclude, source=source, output_format=fmt,
                     baseline=baseline, root=root, raw=table)
@@ -298,13 +244,6 @@ def expand(selectors: tuple[str, ...]) -> list[str]:
 # ----------------------------------------------------------------------------------- values
 
 
-def _choice(table: dict, key: str, choices: tuple[str, ...], default: str, where: str) -> str:
-    v = table.get(key, default)
-    if v not in choices:
-        raise ConfigError(f"{where}: {key} must be one of {', '.join(choices)}, not {v!r}")
-    return v
-
-
 def _str_list(table: dict, key: str, where: str) -> list[str]:
     v = table.get(key, [])
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
@@ -318,12 +257,6 @@ def _codes_list(table: dict, key: str, where: str, none_ok: bool = False) -> tup
     v = tuple(_str_list(table, key, where))
     validate_selectors(v, f"{where}: {key}")
     return v
-
-
-def _dims(raw: Any, where: str) -> list[tuple[str, int]]:
-    if not isinstance(raw, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in raw.values()):
-        raise ConfigError(f"{where}: dims must be a table of name = integer")
-    return list(raw.items())
 
 
 def _rule_options(raw: Any, where: str) -> dict[str, dict[str, Any]]:

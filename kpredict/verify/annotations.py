@@ -9,7 +9,8 @@ between; several lines with the same tag are joined. Plain text scanning plus th
 module to find where definitions start: no torch, no libcst, and nothing of the file is run, so the
 static side can use it too.
 
-pyproject.toml (the nearest one above the file):
+pyproject.toml (the project's: the nearest one above the file with a [tool.kpredict] table, see
+kpredict/project.py):
 
     [tool.kpredict.examples]
     "model.py::add_relu" = "a=randn(8) b=randn(8)"
@@ -22,13 +23,11 @@ Keys are paths relative to the pyproject.toml's folder, `::`, and a qualname.
 from __future__ import annotations
 
 import ast
-import functools
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kpredict.reads import note
+from kpredict.project import file_entries
 
 MARK = re.compile(r"^\s*#\s*kpredict:\s*([A-Za-z][\w-]*)\b[ \t]*(.*?)\s*$")
 
@@ -86,54 +85,9 @@ def joined(tags: dict[str, list[str]], tag: str) -> str | None:
     return " ".join(tags[tag]).strip() if tag in tags else None
 
 
-def find_pyproject(path: Path) -> Path | None:
-    for d in [path.parent, *path.parent.parents]:
-        p = d / "pyproject.toml"
-        if p.is_file():
-            return p
-    return None
-
-
 def pyproject_entry(path: Path, qualname: str, table: str) -> str | None:
-    """`[tool.kpredict.<table>]` value for this file and qualname in the nearest pyproject.toml."""
+    """`[tool.kpredict.<table>]` value for this file and qualname in the project's pyproject.toml."""
     return file_entries(path).get(table, {}).get(qualname)
-
-
-def file_entries(path: Path) -> dict[str, dict[str, str]]:
-    """Every `[tool.kpredict.<table>]` entry of the nearest pyproject.toml that names this file:
-    table -> qualname -> value. Analyzing a file asks for each function's examples and inits; the
-    analysis asks once (walking up the folders per function cost 5% of a cold run)."""
-    resolved = path.resolve()
-    pp = find_pyproject(resolved)
-    if pp is None:
-        return {}
-    note(pp)  # a dependency of the analysis for the per-file cache, also when _tables answers from memory
-    try:
-        data = _tables(str(pp), pp.stat().st_mtime_ns)
-    except OSError:
-        return {}
-    rel = resolved.relative_to(pp.parent).as_posix()
-    out: dict[str, dict[str, str]] = {}
-    for table, entries in data.items():
-        if not isinstance(entries, dict):
-            continue
-        for key, value in entries.items():
-            kpath, _, kqual = str(key).partition("::")
-            if kqual and Path(kpath).as_posix() in (rel, f"./{rel}") and isinstance(value, str):
-                out.setdefault(table, {}).setdefault(kqual, value)
-    return out
-
-
-@functools.lru_cache(maxsize=64)
-def _tables(pp: str, mtime_ns: int) -> dict:
-    """`[tool.kpredict]` of one pyproject.toml, read once per version of the file (every function of
-    every file asks for its examples and inits: reading the TOML each time cost 5% of a cold run)."""
-    try:
-        data = tomllib.loads(Path(pp).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
-    got = data.get("tool", {}).get("kpredict", {})
-    return got if isinstance(got, dict) else {}
 
 
 def annotations_for(path: str | Path, qualname: str, source: str | None = None) -> Annotations:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kpredict import project
 from kpredict.ir import FileReport, FunctionReport
 
 EXIT_MATCH, EXIT_MISMATCH, EXIT_ERROR, EXIT_NO_DEVICE = 0, 1, 2, 3
@@ -178,12 +179,16 @@ def _example_meta(path: str, qualname: str | None, example: str | None, device: 
 def predict(path: str, target: str, qualname: str | None, examples: dict | None,
             init: str | None = None, mode: str = "eval") -> tuple[FileReport, list[str]]:
     """`kpredict.api.analyze_file` for the device's target, with the same example shapes,
-    constructor arguments and module mode the child runs with."""
+    constructor arguments and module mode the child runs with, and the project's other settings
+    (dims, all-files: kpredict.project, as every command)."""
     from kpredict import api
-    from kpredict.settings import Settings
 
+    try:
+        settings = project.settings_for(path, project.Options(target=target, mode=mode))
+    except project.ConfigError as e:
+        return FileReport(path=path, error=str(e)), []
     inits = {qualname: init} if (init and qualname) else None
-    return api.analyze_file(path, Settings(target=target, mode=mode), only=qualname, examples=examples, inits=inits), []
+    return api.analyze_file(path, settings, only=qualname, examples=examples, inits=inits), []
 
 
 # --------------------------------------------------------------------------------------------
