@@ -1,7 +1,7 @@
 """CUDA figures that the CPU oracle cannot check, held against their recorded source.
 
 A fixture line `# kpredict: cuda-only compiled=<n> source=<where>` records what Inductor's own CUDA
-code generator produced for that pattern (shared/notes/inductor-rules.md, S-CUDA rows: Inductor 2.13
+code generator produced for that pattern (docs/notes/inductor-rules.md, S-CUDA rows: Inductor 2.13
 lowered on fake CUDA tensors) until a GPU run replaces it with an observation in fixtures/observed/.
 """
 

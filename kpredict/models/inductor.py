@@ -1,6 +1,6 @@
 """The compile model: group a function's ops into the kernels TorchInductor would generate.
 
-It follows the scheduler's rules as measured and read in shared/notes/inductor-rules.md (B.1-B.14):
+It follows the scheduler's rules as measured and read in docs/notes/inductor-rules.md (B.1-B.14):
 - graph breaks split the function; nothing fuses across them; dead code is removed;
 - pointwise ops over the same number of elements fuse vertically, whatever the chain length;
 - a reduction takes its pointwise producers (prologue) and consumers over its input or output
@@ -252,7 +252,7 @@ class Scheduler:
 
     # ------------------------------------------------------------------ the schedule
     def split(self, g: Group) -> bool:
-        """Whether a CUDA reduction group splits into two kernels (shared/notes B.4)."""
+        """Whether a CUDA reduction group splits into two kernels (docs/notes/inductor-rules.md B.4)."""
         c = self.conf
         if not c["split_reductions"] or g.red is None:
             return False
