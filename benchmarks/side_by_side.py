@@ -34,7 +34,10 @@ MOST_MOVED = 12
 def child(tree: str, files_list: str, out: str) -> None:
     """In a child process: one checkout's cold run over the files, CPU seconds per file."""
     sys.path.insert(0, tree)
-    from kpredict.api import analyze_paths
+    try:
+        from kpredict.parallel import analyze_paths
+    except ImportError:  # a checkout from before analyze_paths moved from kpredict.api
+        from kpredict.api import analyze_paths
     from kpredict.cache import Cache
     from kpredict.settings import Settings
 

@@ -154,7 +154,10 @@ def measure(mode: str, files: list[str], jobs: int, cache_dir: str | None, all_f
                 failures += 1
     else:
         sys.path.insert(0, str(REPO))
-        from kpredict.api import analyze_paths
+        try:
+            from kpredict.parallel import analyze_paths
+        except ImportError:  # a checkout from before analyze_paths moved from kpredict.api
+            from kpredict.api import analyze_paths
         from kpredict.cache import Cache
         from kpredict.settings import Settings
 

@@ -6,25 +6,42 @@ and never imports or runs the analyzed code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from kpredict.frontend.interp import Shared, build_graphs
-from kpredict.frontend.parse import ParseError, parse_module
+from kpredict.deep import run_deep
+from kpredict.frontend.entry import build_graphs
+from kpredict.frontend.interp import Shared
+from kpredict.frontend.parse import ModuleInfo, ParseError, parse_module
 from kpredict.frontend.relevance import uses_torch
 from kpredict import project
-from kpredict.ir import FileReport, FunctionReport
-from kpredict.lint.config import LintConfig
+from kpredict.ir import FileReport, Finding, FunctionGraph, FunctionReport
 from kpredict.models.eager import eager_kernels
 from kpredict.models.inductor import compiled_kernels
 from kpredict.opfacts import OpTable, default_table
 from kpredict.report import function_report
 from kpredict.settings import Settings
-from kpredict.walk import split_target  # noqa: F401 - re-exported: 'file.py::Qual.name' specs
+from kpredict.symbolic import Rebuild, symbolic_report
 
-if TYPE_CHECKING:
-    from kpredict.cache import Cache
+
+class Check(Protocol):
+    """What analyze_source runs over a file once its functions are predicted: the linter
+    (kpredict.lint.engine.Linter) is one. It sits above this layer, so it is handed in, never imported."""
+
+    def __call__(self, module: ModuleInfo, functions: list[FunctionReport], settings: Settings, table: OpTable,
+                 path: str) -> list[Finding]:
+        """The findings of one file, from its parsed module and its function reports (graphs attached)."""
+        ...
+
+    def load(self) -> None:
+        """Load what the check needs before worker processes fork, so that they share it."""
+        ...
+
+    def key(self) -> str:
+        """What the findings depend on, for the cache's key."""
+        ...
+
 
 NOT_TORCH = "not PyTorch code: no torch import in the file or in the tree's modules it imports (--all-files analyzes it)"
 
@@ -35,12 +52,12 @@ def analyze_source(
     settings: Settings | None = None,
     table: OpTable | None = None,
     only: str | None = None,
-    lint: LintConfig | None = None,
+    lint: Check | None = None,
     examples: dict[str, dict[str, object]] | None = None,
     inits: dict[str, str] | None = None,
 ) -> FileReport:
-    """Predict every function of one file (or only `only`, a qualname); with `lint`, also run the
-    lint rules it enables and put their findings in the report. `examples` (qualname -> parameter
+    """Predict every function of one file (or only `only`, a qualname); with `lint` (a Check, such as
+    kpredict.lint.engine.Linter), also run it and put its findings in the report. `examples` (qualname -> parameter
     shapes) and `inits` (qualname -> constructor arguments, as text) override the file's annotations."""
     settings = settings or Settings()
     table = table or default_table()
@@ -64,17 +81,13 @@ def analyze_source(
         # one cut short by a budget covers only a first part at any count: a slope from it means nothing).
         # The reruns come after every first analysis: they reuse what those learned of other modules.
         if fg.loop_symbols and fg.ops and not fg.cut_short:
-            from kpredict.symbolic import rerun, symbolic_report
-
             report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict, shared))
         functions.append(report)
     if only is not None and not functions:
         return FileReport(path=path, error=f"no function named {only!r}")
     report = FileReport(path=path, functions=functions)
     if lint is not None:
-        from kpredict.lint.engine import lint_module
-
-        report.findings = list(lint_module(module, functions, settings, table, lint, path))
+        report.findings = list(lint(module, functions, settings, table, path))
     return report
 
 
@@ -92,15 +105,13 @@ def read_source(path: str | Path) -> bytes | FileReport:
 
 
 def analyze_data(data: bytes | str, path: str, settings: Settings | None = None, only: str | None = None,
-                 lint: LintConfig | None = None) -> FileReport:
+                 lint: Check | None = None) -> FileReport:
     """analyze_source that never raises: any exception becomes a one-line internal error for this file."""
     try:
         try:
             return analyze_source(data, path, settings, only=only, lint=lint)
         except RecursionError:
             # valid but deeply nested code: retry once with a big stack and a high recursion limit
-            from kpredict.parallel import run_deep
-
             return run_deep(analyze_source, data, path, settings, None, only, lint)
     except RecursionError:
         return FileReport(path=path, error="internal error: nesting too deep to analyze")
@@ -133,33 +144,16 @@ def analyze_file(path: str | Path, settings: Settings | None = None, only: str |
     return analyze_data(data, str(path), settings, only=only)
 
 
-def iter_python_files(paths: Iterable[str]) -> Iterator[tuple[str, str | None]]:
-    """Expand directories into .py files (see kpredict.walk); keep 'file::qualname' specs as they are.
+def rerun(module: ModuleInfo, table: OpTable, qualname: str,
+          predict: Callable[[FunctionGraph, Settings], FunctionReport], shared: Shared | None = None) -> Rebuild:
+    """A Rebuild (kpredict.symbolic) that analyzes `qualname` of `module` again under other settings
+    (other dims); `shared`: the Shared of the file's finished first analysis, whose knowledge of other
+    modules the reruns reuse (Shared.for_rerun)."""
 
-    Paths that do not exist are yielded as they are (analyze_file reports them)."""
-    from kpredict.walk import discover
+    def run(settings: Settings) -> tuple[FunctionGraph, FunctionReport] | None:
+        again = shared.for_rerun(settings) if shared is not None else None
+        for fg in build_graphs(module, table, settings, only=qualname, shared=again):
+            return fg, predict(fg, settings)
+        return None
 
-    for t in discover(paths):
-        yield t.path, t.only
-
-
-def analyze_paths(paths: Iterable[str], settings: Settings | None = None, jobs: int | None = None,
-                  cache: Cache | None = None, keep_graphs: bool = False,
-                  lint: LintConfig | None = None) -> Iterator[FileReport]:
-    """Reports for every file under `paths`, in a deterministic order.
-
-    jobs: worker processes (None or 0: all cores; 1: this process). cache: a kpredict.cache.Cache made
-    with the same settings and lint config, or None for none. Reports from workers or the cache have
-    graph=None on their functions; in-process analysis keeps the graphs only with keep_graphs=True.
-    lint: run these lint rules too (findings land in each FileReport, computed inside the worker).
-    settings None: the project's settings for the first path (kpredict.project); a configuration
-    error raises kpredict.project.ConfigError.
-    """
-    from kpredict.parallel import analyze_targets
-    from kpredict.walk import discover
-
-    paths = list(paths)
-    if settings is None and paths:
-        settings = project.settings_for(paths[0])
-    yield from analyze_targets(discover(paths), settings, jobs=jobs, cache=cache, keep_graphs=keep_graphs,
-                               lint=lint)
+    return run

@@ -27,11 +27,13 @@ ever an optimization.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
 import os
 import pickle
+import shutil
 import sys
 import sysconfig
 import tempfile
@@ -40,6 +42,7 @@ from pathlib import Path
 
 from kpredict import __version__
 from kpredict.ir import FileReport
+from kpredict.opfacts import _rules_dir, default_table
 from kpredict.serial import FORMAT, file_report_from_dict, file_report_to_dict
 from kpredict.settings import Settings
 
@@ -69,8 +72,6 @@ def code_fingerprint() -> str:
 @lru_cache(maxsize=1)
 def rules_fingerprint() -> str:
     """The op table's version and a digest of every rules/*.toml file."""
-    from kpredict.opfacts import _rules_dir, default_table
-
     h = hashlib.sha256(default_table().version.encode())
     d = _rules_dir()
     for p in sorted(d.glob("*.toml")):
@@ -83,8 +84,6 @@ def rules_fingerprint() -> str:
 
 def _canonical(v: object) -> object:
     """A JSON-able form of a config value that does not depend on set order or hash seeds."""
-    import dataclasses
-
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return {"__class__": type(v).__qualname__,
                 **{f.name: _canonical(getattr(v, f.name)) for f in dataclasses.fields(v)}}
@@ -120,8 +119,6 @@ def config_digest(config: object | None) -> str:
 
 @lru_cache(maxsize=1)
 def _ignored_prefixes() -> tuple[str, ...]:
-    from kpredict.opfacts import _rules_dir
-
     roots = {str(Path(__file__).resolve().parent), str(Path(_rules_dir()).resolve())}
     for p in (sys.prefix, sys.base_prefix, sys.exec_prefix):
         roots.add(os.path.realpath(p))
@@ -301,6 +298,4 @@ class Cache:
 
     def clear(self) -> None:
         """Remove every entry (the folder, its tag and .gitignore stay)."""
-        import shutil
-
         shutil.rmtree(self.dir / LAYOUT, ignore_errors=True)

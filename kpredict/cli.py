@@ -7,9 +7,14 @@ import sys
 import click
 
 from kpredict import __version__
-from kpredict.api import analyze_paths
-from kpredict.cli_options import RunOptions, common_options
+from kpredict.cli_options import RunOptions, common_options, parse_dims
 from kpredict.ir import Report
+from kpredict.lint.commands import register as register_lint
+from kpredict.lint.engine import Linter
+from kpredict.parallel import analyze_paths
+from kpredict.render.json_report import render as render_json
+from kpredict.render.text_report import render as render_text
+from kpredict.verify.command import verify_command
 
 
 class DefaultGroup(click.Group):
@@ -25,16 +30,6 @@ class DefaultGroup(click.Group):
         elif not args:
             args = [self.default_command]
         return super().parse_args(ctx, args)
-
-
-def parse_dims(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
-    out = []
-    for v in values:
-        name, _, num = v.partition("=")
-        if not name or not num.strip().lstrip("-").isdigit():
-            raise click.BadParameter(f"expected NAME=INT, got {v!r}", param_hint="--dim")
-        out.append((name.strip(), int(num)))
-    return tuple(out)
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,15 +63,13 @@ def report(paths: tuple[str, ...], target: str | None, mode: str | None, fmt: st
     except ConfigError as e:
         click.echo(f"kpredict: error: {e}", err=True)
         sys.exit(2)
-    lint = resolved.lint
+    lint = Linter(resolved.lint)
     settings = resolved.settings
     rep = Report(target=settings.target, files=list(analyze_paths(paths, settings, jobs=run.jobs,
                                                          cache=run.cache(settings, lint), lint=lint)))
     if fmt == "json":
-        from kpredict.render.json_report import render
-        click.echo(render(rep), nl=False)
+        click.echo(render_json(rep), nl=False)
     else:
-        from kpredict.render.text_report import render as render_text
         for f in rep.files:
             if f.error:
                 click.echo(f"{f.path}: error: {f.error}", err=True)
@@ -86,16 +79,5 @@ def report(paths: tuple[str, ...], target: str | None, mode: str | None, fmt: st
     sys.exit(2 if failed else (1 if findings else 0))
 
 
-def _register_optional() -> None:
-    """Commands that live in their own packages (verify needs no torch to import its CLI)."""
-    from kpredict.lint.commands import register as register_lint
-
-    register_lint(main)  # check, rule, rules, diff
-    try:
-        from kpredict.verify.command import verify_command
-    except ImportError:
-        return
-    main.add_command(verify_command, "verify")
-
-
-_register_optional()
+register_lint(main)  # check, rule, rules, diff
+main.add_command(verify_command, "verify")  # verify needs no torch to import its command line

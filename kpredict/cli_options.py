@@ -9,8 +9,10 @@ Usage in a command:
         settings = Settings(...)
         reports = analyze_paths(paths, settings, jobs=run.jobs, cache=run.cache(settings, lint), lint=lint)
 
+(kpredict.parallel.analyze_paths; `lint` a kpredict.lint.engine.Linter, or None.)
+
 `common_options` adds `-j/--jobs`, `--no-cache` and `--cache-dir` and hands the command one
-`run: RunOptions` argument instead of three.
+`run: RunOptions` argument instead of three; `parse_dims` reads the `--dim NAME=INT` values.
 """
 
 from __future__ import annotations
@@ -18,13 +20,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-if TYPE_CHECKING:
-    from kpredict.cache import Cache
-    from kpredict.settings import Settings
+from kpredict.cache import Cache
+from kpredict.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,6 @@ class RunOptions:
         """The cache for these settings (and lint config, when findings are computed), or None with --no-cache."""
         if not self.use_cache:
             return None
-        from kpredict.cache import Cache
-
         return Cache(self.cache_dir, settings, lint)
 
 
@@ -55,3 +54,14 @@ def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
         return f(*args, run=run, **kwargs)
 
     return wrapper
+
+
+def parse_dims(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """`--dim NAME=INT` values (repeatable), for `report`, `check` and `diff`."""
+    out = []
+    for v in values:
+        name, _, num = v.partition("=")
+        if not name or not num.strip().lstrip("-").isdigit():
+            raise click.BadParameter(f"expected NAME=INT, got {v!r}", param_hint="--dim")
+        out.append((name.strip(), int(num)))
+    return tuple(out)

@@ -157,7 +157,7 @@ class FunctionGraph:
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""
-        import networkx as nx
+        import networkx as nx  # lazy: networkx loads only for --dot/graph export
 
         g = nx.DiGraph()
         for v in self.values.values():

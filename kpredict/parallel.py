@@ -13,26 +13,23 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, TypeVar
 
-from kpredict.cache import Cache
+from kpredict import project
+from kpredict import serial
+from kpredict.api import Check, analyze_data, read_source
+from kpredict.cache import Cache, code_fingerprint, rules_fingerprint
+from kpredict.gcpolicy import analyzing_file
 from kpredict.ir import FileReport
+from kpredict.opfacts import default_table
+from kpredict.reads import recording
 from kpredict.settings import Settings
-from kpredict.walk import Target
-
-if TYPE_CHECKING:
-    from kpredict.lint.config import LintConfig
-
-T = TypeVar("T")
-
-DEEP_RECURSION_LIMIT = 20_000
-DEEP_STACK_BYTES = 512 * 1024 * 1024
+from kpredict.walk import Target, discover
 
 
 def default_jobs() -> int:
@@ -42,51 +39,15 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run_deep(fn: Callable[..., T], *args: object) -> T:
-    """Run fn(*args) in a thread with a large stack and a high recursion limit.
-
-    For valid but deeply nested code (a sum of 1,000 terms, a chain of 1,000 method calls) that
-    exceeds Python's default recursion limit in the analysis. Used only as a retry after a
-    RecursionError, so the common path pays nothing.
-    """
-    result: list[object] = []
-    error: list[BaseException] = []
-
-    def body() -> None:
-        try:
-            result.append(fn(*args))
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
-            error.append(e)
-
-    old_limit = sys.getrecursionlimit()
-    old_stack = threading.stack_size()
-    try:
-        threading.stack_size(DEEP_STACK_BYTES)
-        sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
-        t = threading.Thread(target=body, name="kpredict-deep")
-        t.start()
-        t.join()
-    finally:
-        threading.stack_size(old_stack)
-        sys.setrecursionlimit(old_limit)
-    if error:
-        raise error[0]
-    return result[0]  # type: ignore[return-value]
-
-
 def analyze_target(target: Target, settings: Settings, cache: Cache | None = None,
-                   keep_graphs: bool = False, lint: LintConfig | None = None, lookup: bool = True) -> FileReport:
+                   keep_graphs: bool = False, lint: Check | None = None, lookup: bool = True) -> FileReport:
     """One file: read it, look it up in the cache (unless lookup=False), else analyze it (never raises)."""
-    from kpredict.gcpolicy import analyzing_file
-
     with analyzing_file():  # a cached report is many small containers too: the hits also gain
         return _analyze_target(target, settings, cache, keep_graphs, lint, lookup)
 
 
 def _analyze_target(target: Target, settings: Settings, cache: Cache | None, keep_graphs: bool,
-                    lint: LintConfig | None, lookup: bool) -> FileReport:
-    from kpredict.api import analyze_data, read_source
-
+                    lint: Check | None, lookup: bool) -> FileReport:
     if target.error:
         return FileReport(path=target.path, error=target.error)
     data = read_source(target.path)
@@ -97,8 +58,6 @@ def _analyze_target(target: Target, settings: Settings, cache: Cache | None, kee
         if hit is not None:
             return hit
     if cache is not None:
-        from kpredict.reads import recording
-
         with recording() as reads:
             report = analyze_data(data, target.path, settings, only=target.only, lint=lint)
         cache.put(target.path, data, report, target.only, reads=reads)
@@ -112,10 +71,10 @@ def _analyze_target(target: Target, settings: Settings, cache: Cache | None, kee
 
 # -- worker processes ------------------------------------------------------------------------
 
-_WORKER: tuple[Settings, Cache | None, LintConfig | None] | None = None
+_WORKER: tuple[Settings, Cache | None, Check | None] | None = None
 
 
-def _init_worker(settings: Settings, cache_dir: str | None, lint: LintConfig | None) -> None:
+def _init_worker(settings: Settings, cache_dir: str | None, lint: Check | None) -> None:
     global _WORKER
     _WORKER = (settings, Cache(cache_dir, settings, lint) if cache_dir is not None else None, lint)
 
@@ -125,8 +84,6 @@ def _work(target: Target) -> dict:
     report's objects (thousands of op rows per model file) and unpickling them in the parent took
     3.2 s per 109 transformers model files, plain lists and dicts with the op rows as a table of
     distinct rows 1.2 s (a -j2 run 10% faster)."""
-    from kpredict.serial import file_report_to_dict
-
     assert _WORKER is not None
     settings, cache, lint = _WORKER
     try:
@@ -134,25 +91,20 @@ def _work(target: Target) -> dict:
     except BaseException as e:  # noqa: BLE001 - analyze_target should not raise; be sure
         report = FileReport(path=target.path,
                             error=f"internal error ({type(e).__name__}: {e}); please report it with this file")
-    return file_report_to_dict(report)
+    return serial.file_report_to_dict(report)
 
 
 def _received(d: dict) -> FileReport:
     """A worker's report back as objects; one that cannot be read is that file's internal error."""
-    from kpredict.gcpolicy import analyzing_file
-    from kpredict.serial import file_report_from_dict
-
     try:
         with analyzing_file():  # many small objects, as a cache hit is
-            return file_report_from_dict(d)
+            return serial.file_report_from_dict(d)
     except Exception as e:  # noqa: BLE001 - one bad report must never stop the others
         return FileReport(path=str(d.get("path", "?")),
                           error=f"internal error ({type(e).__name__}: {e}); please report it with this file")
 
 
-def _pool(jobs: int, settings: Settings, cache: Cache | None, lint: LintConfig | None) -> ProcessPoolExecutor:
-    import multiprocessing
-
+def _pool(jobs: int, settings: Settings, cache: Cache | None, lint: Check | None) -> ProcessPoolExecutor:
     # fork where it is safe and cheap (Linux): workers inherit the loaded op table
     method = "fork" if sys.platform.startswith("linux") else None
     ctx = multiprocessing.get_context(method)
@@ -170,17 +122,11 @@ def _crashed(target: Target) -> FileReport:
 
 
 def _parallel(targets: Sequence[Target], settings: Settings, jobs: int, cache: Cache | None,
-              lint: LintConfig | None) -> Iterator[FileReport]:
-    from kpredict.opfacts import default_table
-
+              lint: Check | None) -> Iterator[FileReport]:
     default_table()  # load once in the parent: forked workers share it
     if lint is not None:
-        from kpredict.lint.registry import all_rules
-
-        all_rules()
+        lint.load()  # in the parent too: forked workers share what it loads
     if cache is not None:
-        from kpredict.cache import code_fingerprint, rules_fingerprint
-
         code_fingerprint(), rules_fingerprint()
     start = 0
     while start < len(targets):
@@ -208,10 +154,10 @@ def _parallel(targets: Sequence[Target], settings: Settings, jobs: int, cache: C
 
 def analyze_targets(targets: Sequence[Target], settings: Settings | None = None, jobs: int | None = None,
                     cache: Cache | None = None, keep_graphs: bool = False,
-                    lint: LintConfig | None = None) -> Iterator[FileReport]:
+                    lint: Check | None = None) -> Iterator[FileReport]:
     """Reports for `targets`, in their order. `keep_graphs` applies to in-process analysis only.
 
-    `cache` must have been made for the same settings and lint config (Cache(dir, settings, lint)).
+    `cache` must have been made for the same settings and lint check (Cache(dir, settings, lint)).
     """
     settings = settings or Settings()
     jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
@@ -261,8 +207,6 @@ _ANSWER_HERE = ""  # _probe's mark for a target reported here without an entry (
 def _probe(target: Target, cache: Cache) -> str | None:
     """The key of the file's entry as it is now (whether it is still valid is checked when read),
     _ANSWER_HERE for a target whose error is reported here, None for a miss."""
-    from kpredict.api import read_source
-
     if target.error:
         return _ANSWER_HERE
     data = read_source(target.path)
@@ -273,9 +217,6 @@ def _probe(target: Target, cache: Cache) -> str | None:
 
 def _cached(target: Target, cache: Cache, key: str | None = None) -> FileReport | None:
     """The cached report of target (from the entry under `key`, when the probe found one)."""
-    from kpredict.api import read_source
-    from kpredict.gcpolicy import analyzing_file
-
     if target.error:
         return None
     if key:
@@ -286,3 +227,23 @@ def _cached(target: Target, cache: Cache, key: str | None = None) -> FileReport 
         return None  # the worker reports it
     with analyzing_file():
         return cache.get(target.path, data, target.only)
+
+
+def analyze_paths(paths: Iterable[str], settings: Settings | None = None, jobs: int | None = None,
+                  cache: Cache | None = None, keep_graphs: bool = False,
+                  lint: Check | None = None) -> Iterator[FileReport]:
+    """Reports for every file under `paths` (see kpredict.walk), in a deterministic order.
+
+    jobs: worker processes (None or 0: all cores; 1: this process). cache: a kpredict.cache.Cache made
+    with the same settings and lint check, or None for none. Reports from workers or the cache have
+    graph=None on their functions; in-process analysis keeps the graphs only with keep_graphs=True.
+    lint: run these lint rules too (a kpredict.lint.engine.Linter; findings land in each FileReport,
+    computed inside the worker).
+    settings None: the project's settings for the first path (kpredict.project); a configuration
+    error raises kpredict.project.ConfigError.
+    """
+    paths = list(paths)
+    if settings is None and paths:
+        settings = project.settings_for(paths[0])
+    yield from analyze_targets(discover(paths), settings, jobs=jobs, cache=cache, keep_graphs=keep_graphs,
+                               lint=lint)

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 # the paths being collected while recording() runs; a module global rather than a context variable
-# because a deeply nested file is analyzed again in a thread of its own (parallel.run_deep)
+# because a deeply nested file is analyzed again in a thread of its own (deep.run_deep)
 _recording: set[str] | None = None
 
 

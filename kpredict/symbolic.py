@@ -126,18 +126,3 @@ def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Setting
         notes.append(f"the figures are not exactly linear in {syms[0]} (checked at {syms[0]} = 3): an estimate")
     out.assumptions = [a for a in base_rep.assumptions if "counted once" not in a] + notes
     return out
-
-
-def rerun(module, table, qualname: str, predict: Callable, shared=None) -> Rebuild:  # noqa: ANN001
-    """A Rebuild that analyzes `qualname` of `module` again under other settings (other dims);
-    `shared`: the Shared of the file's finished first analysis, whose knowledge of other modules
-    the reruns reuse (Shared.for_rerun)."""
-    from kpredict.frontend.interp import build_graphs
-
-    def run(settings: Settings) -> tuple[FunctionGraph, FunctionReport] | None:
-        again = shared.for_rerun(settings) if shared is not None else None
-        for fg in build_graphs(module, table, settings, only=qualname, shared=again):
-            return fg, predict(fg, settings)
-        return None
-
-    return run

@@ -372,3 +372,10 @@ def discover(specs: Iterable[str], use_git: bool = True) -> list[Target]:
         else:
             add(path, only)  # named explicitly: analyzed even if ignored (analyze_file reports folders)
     return out
+
+
+def iter_python_files(paths: Iterable[str]) -> Iterator[tuple[str, str | None]]:
+    """(path, qualname or None) per file of `paths`: directories expanded into .py files (see discover),
+    'file::qualname' specs kept as they are, paths that do not exist yielded as they are."""
+    for t in discover(paths):
+        yield t.path, t.only

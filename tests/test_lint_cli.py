@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from kpredict.api import analyze_source
 from kpredict.cli import main
 from kpredict.lint.config import ConfigError, Layer, LintConfig, select_codes
+from kpredict.lint.engine import Linter
 from kpredict.lint.registry import codes
 from kpredict.render.json_report import report_dict
 
@@ -251,7 +252,7 @@ def test_findings_in_the_json_report():
     schema = json.loads((Path(__file__).parent.parent / "kpredict" / "schema" / "report.schema.json").read_text())
     from kpredict.ir import Report
 
-    fr = analyze_source(CHAIN.format(noqa=""), "model.py", lint=LintConfig.default())
+    fr = analyze_source(CHAIN.format(noqa=""), "model.py", lint=Linter(LintConfig.default()))
     doc = report_dict(Report("cuda", [fr]))
     jsonschema.validate(doc, schema)
     assert [(f["code"], f["line"], f["qualname"]) for f in doc["files"][0]["findings"]] == [

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kpredict.api import analyze_paths
+from kpredict.parallel import analyze_paths
 from kpredict.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent

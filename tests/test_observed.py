@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kpredict.api import analyze_file, split_target
+from kpredict.api import analyze_file
+from kpredict.walk import split_target
 from kpredict.settings import Settings
 from kpredict.verify.runner import launches
 

@@ -79,7 +79,7 @@ def test_an_unresolved_calls_result_is_what_later_ops_read_in_every_layer() -> N
     the placeholder's output, in each of three layers, the two replayed ones included (their tensors
     are remapped, not the first layer's). Checked on the op graph: which op reads which tensor is not
     a torch figure."""
-    from kpredict.frontend.interp import build_graphs
+    from kpredict.frontend.entry import build_graphs
     from kpredict.frontend.parse import parse_module
     from kpredict.opfacts import load_table
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kpredict.frontend.interp import build_graphs
+from kpredict.frontend.entry import build_graphs
 from kpredict.frontend.parse import parse_module
 from kpredict.ir import FunctionGraph
 from kpredict.models import repeats

@@ -21,11 +21,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings as hsettings, strategies as st
 
 from kpredict import api, reads
-from kpredict.api import NOT_TORCH, analyze_file, analyze_paths, analyze_source
+from kpredict.api import NOT_TORCH, analyze_file, analyze_source
 from kpredict.cache import CACHEDIR_TAG, Cache, load_entry
 from kpredict.cli import main
 from kpredict.ir import FileReport
-from kpredict.parallel import analyze_targets
+from kpredict.parallel import analyze_paths, analyze_targets
 from kpredict.serial import file_report_from_dict, file_report_to_dict
 from kpredict.settings import Settings
 from kpredict.walk import Target, discover, parse_gitignore, walk_dir
@@ -774,14 +774,15 @@ def test_cache_keeps_lint_findings_and_keys_on_lint_config(tmp_path: Path) -> No
     src.write_text("import torch\ndef f(x):\n    for i in range(3):\n        y = x.sum().item()\n"
                    "    return torch.cat([x, x]).relu()\n")
     s = Settings()
-    full = lint_config.LintConfig.default()
+    engine = pytest.importorskip("kpredict.lint.engine")
+    full = engine.Linter(lint_config.LintConfig.default())
     cold = list(analyze_paths([str(src)], s, jobs=1, cache=Cache(tmp_path / "c", s, full), lint=full))
     assert cold[0].findings
     warm_cache = Cache(tmp_path / "c", s, full)
     warm = list(analyze_paths([str(src)], s, jobs=1, cache=warm_cache, lint=full))
     assert warm_cache.hits == 1 and warm == cold
     assert [type(f) for f in warm[0].findings] == [type(f) for f in cold[0].findings]
-    none = lint_config.LintConfig(enabled=frozenset())
+    none = engine.Linter(lint_config.LintConfig(enabled=frozenset()))
     other = Cache(tmp_path / "c", s, none)
     (r,) = analyze_paths([str(src)], s, jobs=1, cache=other, lint=none)
     assert other.hits == 0 and r.findings == []

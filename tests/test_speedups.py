@@ -961,19 +961,20 @@ def test_an_init_analysis_builds_self_for_the_methods(monkeypatch: pytest.Monkey
 def test_a_function_cut_short_gets_no_loop_count_reruns(monkeypatch):
     """Figures of a function stopped by its op budget cover a first part at any loop count: no
     a + b*n is fitted to them (each rerun would only hit the budget again)."""
-    from kpredict import symbolic
-    from kpredict.frontend import interp
+    from kpredict import api
+    from kpredict.frontend import interp, summaries
 
     src = ("import torch\n\n\ndef f(x, n):\n    for i in range(n):\n        x = x + 1\n"
            "    for j in range(100):\n        x = x * 2\n    return x\n")
     whole = analyze_source(src, "m.py", Settings()).functions[0]
     assert whole.eager.kernels == "100 + n"  # under the budget: the slope is fitted
-    monkeypatch.setattr(interp, "MAX_OPS", 20)
+    monkeypatch.setattr(interp, "MAX_OPS", 20)  # both readers of frame.MAX_OPS
+    monkeypatch.setattr(summaries, "MAX_OPS", 20)
 
     def no_rerun(*a, **k):  # noqa: ANN002, ANN003
         raise AssertionError("rerun of a function cut short")
 
-    monkeypatch.setattr(symbolic, "rerun", no_rerun)
+    monkeypatch.setattr(api, "rerun", no_rerun)
     f = analyze_source(src, "m.py", Settings()).functions[0]
     assert f.eager.kernels == 20
     assert "function too large to follow; figures cover its first part" in f.assumptions
@@ -981,7 +982,7 @@ def test_a_function_cut_short_gets_no_loop_count_reruns(monkeypatch):
 
 def test_loop_count_reruns_reuse_what_the_first_pass_learned_of_other_modules(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reruns at n = 1, 2, 3 (symbolic.py) share the first pass's other modules (Shared.for_rerun):
+    """Reruns at n = 1, 2, 3 (symbolic.py, api.rerun) share the first pass's other modules (Shared.for_rerun):
     the helper module's top-level code runs once, and the figures are those of fresh reruns."""
     (tmp_path / "consts.py").write_text("SCALE = 2.0\nTABLE = [i * SCALE for i in range(50)]\n")
     model = tmp_path / "model.py"
@@ -1002,10 +1003,10 @@ def test_loop_count_reruns_reuse_what_the_first_pass_learned_of_other_modules(tm
     assert tops.count("consts.py") == 1
     fwd = next(f for f in fast.functions if f.qualname == "Net.forward")
     assert fwd.eager.kernels == "2*n"  # linear and scale per block, from reruns at n = 1, 2 (and 3)
-    from kpredict import symbolic
+    from kpredict import api
 
-    real_rerun = symbolic.rerun
-    monkeypatch.setattr(symbolic, "rerun", lambda m, t, q, p, shared=None: real_rerun(m, t, q, p))
+    real_rerun = api.rerun
+    monkeypatch.setattr(api, "rerun", lambda m, t, q, p, shared=None: real_rerun(m, t, q, p))
     assert file_dict(analyze_source(model.read_bytes(), str(model), Settings())) == file_dict(fast)
     assert tops.count("consts.py") > 2  # fresh reruns: once per rerun too
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kpredict.frontend.interp import (
-    FILE_STEPS, IDLE_STEPS, Frame, Interpreter, Shared, _Budget, _Break, _Continue, _Idle, _Return, _span,
-)
+from kpredict.examples import ExampleError, parse_examples, static_meta
+from kpredict.frontend.frame import Frame, _Budget, _Break, _Continue, _Idle, _Return, _span
+from kpredict.frontend.interp import FILE_STEPS, IDLE_STEPS, Interpreter, Shared
 from kpredict.frontend.modes import merge_modes
 from kpredict.frontend.objects import reachable
 from kpredict.frontend.parse import ModuleInfo
@@ -24,6 +24,7 @@ from kpredict.ir import Unknown as UnknownOp
 from kpredict.opfacts import OpTable
 from kpredict.project import file_entries
 from kpredict.settings import Settings
+from kpredict.verify.annotations import comment_block, joined
 
 INIT_TAG = "init"
 
@@ -92,8 +93,6 @@ def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: 
 def init_text(module: ModuleInfo, qualname: str, entries: dict[str, dict[str, str]]) -> str | None:
     """`# kpredict: init d=128` above the method, else above its class, else in pyproject.toml
     (`entries`: the file's entries there, see `_entries`)."""
-    from kpredict.verify.annotations import comment_block, joined
-
     cls = qualname.rsplit(".", 1)[0]
     fdef = module.functions.get(qualname)
     cdef = module.classes.get(cls)
@@ -151,8 +150,6 @@ def init_kwargs(it: Interpreter, module: ModuleInfo, qualname: str, given: str |
     kwargs: dict[str, object] = {}
     text = text or given or init_text(module, qualname, _entries(it))
     if text:
-        from kpredict.verify.examples import ExampleError, parse_examples, static_meta
-
         try:
             for name, v in static_meta(parse_examples(text)).items():
                 kwargs[name] = (it.new_tensor(v, is_input=True, name=name) if isinstance(v, TensorMeta)
@@ -168,10 +165,12 @@ def _py_value(v: object) -> object:
     return Py(v)
 
 
-def build_all(module: ModuleInfo, table: OpTable, settings: Settings, only: str | None = None,
-              examples: dict[str, dict[str, object]] | None = None,
-              inits: dict[str, str] | None = None, shared: Shared | None = None) -> Iterator[FunctionGraph]:
-    """examples / inits: per qualname, argument shapes and constructor arguments that take precedence
+def build_graphs(module: ModuleInfo, table: OpTable, settings: Settings, only: str | None = None,
+                 examples: dict[str, dict[str, object]] | None = None,
+                 inits: dict[str, str] | None = None, shared: Shared | None = None) -> Iterator[FunctionGraph]:
+    """One FunctionGraph per function of the module (methods as Cls.name), plus <module> when it has ops.
+    `shared`: the state the analyses share (a new one when None; see Shared.for_rerun).
+    examples / inits: per qualname, argument shapes and constructor arguments that take precedence
     over the file's own annotations (verify's --example and --init)."""
     inits = inits or {}
     shared = shared or Shared()
@@ -297,9 +296,6 @@ def comment_examples(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFuncti
                      qualname: str | None, entries: dict[str, dict[str, str]]) -> dict[str, object] | None:
     """Shapes from the `# kpredict: example a=randn(8) ...` comment right above a def (or its
     decorators), else from `[tool.kpredict.examples]` in pyproject.toml: the same inputs verify uses."""
-    from kpredict.verify.annotations import comment_block, joined
-    from kpredict.verify.examples import ExampleError, parse_examples, static_meta
-
     first = min([fdef.lineno] + [d.lineno for d in fdef.decorator_list])
     text = joined(comment_block(module.lines, first), EXAMPLE_TAG)
     if text is None and qualname:

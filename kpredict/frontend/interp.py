@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
+from kpredict.frontend.frame import (
+    MAX_ITEMS, MAX_OPS, Frame, _Break, _Budget, _Continue, _Idle, _Raise, _Return, _span, py,
+)
+from kpredict.frontend.frame import MISSING as _MISSING
+from kpredict.frontend.imports import module_dotted
+from kpredict.frontend.opsem import apply_op
 from kpredict.frontend.summaries import Summaries
 from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
 from kpredict.frontend.parse import ModuleInfo, import_table, node_text
@@ -22,14 +27,12 @@ from kpredict.frontend.values import (
     CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
     Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown, touch,
 )
-from kpredict.ir import FunctionGraph, GraphBreak, Op, Span, TensorMeta, Value
+from kpredict.ir import FunctionGraph, GraphBreak, Op, TensorMeta, Value
 from kpredict.ir import Unknown as UnknownOp
 from kpredict.opfacts import OpFact, OpTable
 from kpredict.settings import Settings
 
 MAX_CALL_DEPTH = 24
-MAX_OPS = 50_000  # ops recorded for one entry function (the largest model forwards seen: about 5,000)
-MAX_ITEMS = 100_000  # longest Python sequence (range, list, str) whose items are enumerated
 # statements (and comprehension items) interpreted for one entry function, its helpers and
 # constructors; the most seen on 200 transformers model files is about 16,000
 MAX_STEPS = 150_000
@@ -88,34 +91,6 @@ _PY_FUNCS = {"math.sqrt": lambda x: x ** 0.5, "math.ceil": lambda x: -int(-x // 
              "math.log": None, "math.exp": None, "math.prod": None}
 
 
-class _Return(Exception):
-    def __init__(self, value: object) -> None:
-        self.value = value
-
-
-class _Raise(_Return):
-    """`raise`: the function ends here; a branch that raises is never the one the figures take."""
-
-    def __init__(self) -> None:
-        super().__init__(Unknown("raise"))
-
-
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
-
-
-class _Budget(Exception):
-    pass
-
-
-class _Idle(_Budget):
-    """IDLE_STEPS statements in a row without tensor work: pure-Python code, not followed further."""
-
-
 @dataclass(slots=True)
 class _State:
     """What an unknown branch can change; snapshotted to analyze both sides of an `if`."""
@@ -124,16 +99,6 @@ class _State:
     n_breaks: int
     n_unknowns: int
     graph: int
-
-
-@dataclass(slots=True)
-class Frame:
-    env: dict[str, object]
-    qualname: str
-    imports: dict[str, str] = field(default_factory=dict)
-    cls: str | None = None
-    mod: str | None = None  # module the code belongs to (None: the analyzed file)
-    self_name: str | None = None  # first parameter of a method, for super()
 
 
 class Shared:
@@ -341,14 +306,6 @@ def _concat_too_big(a: object, b: object) -> bool:
     return isinstance(a, _SEQS) and isinstance(b, _SEQS) and len(a) + len(b) > MAX_ITEMS * 10
 
 
-def _span(node: ast.AST) -> Span:
-    return Span(
-        getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
-        getattr(node, "end_lineno", None) or getattr(node, "lineno", 0),
-        getattr(node, "end_col_offset", None) or getattr(node, "col_offset", 0),
-    )
-
-
 class Interpreter(ObjectModel):
     """Builds the op graph of one entry function of one module."""
 
@@ -373,7 +330,7 @@ class Interpreter(ObjectModel):
         self.idle_mark: tuple[int, int, int] | None = None
         self.idle_steps = 0
         # set when recording made a difference that building the same object would not make (a note
-        # that is not forced, an unknown call, a graph break, a long while-loop): see entry.build_all
+        # that is not forced, an unknown call, a graph break, a long while-loop): see entry.build_graphs
         self.unlike_building = False
         self.anchor: ast.AST | None = None  # call site that ops of torch.nn catalogue code are reported at
         self.active: set[tuple] = set()  # (module, qualname, bound) being run: the recursion guard
@@ -1693,8 +1650,6 @@ class Interpreter(ObjectModel):
         tail = "." + f.qualname
         if not any(d.endswith(tail) for d in self.table.overrides):
             return None
-        from kpredict.frontend.imports import module_dotted
-
         return self.table.overrides.get(f"{module_dotted(self.path_of(f.mod))}.{f.qualname}")
 
     def registry_item(self, dotted: str, key: object, node: ast.AST) -> object:
@@ -1937,37 +1892,5 @@ class Interpreter(ObjectModel):
 
     def apply_fact(self, fact: OpFact, t: TensorRef | None, args: list[object], kwargs: dict[str, object],
                    node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
-        from kpredict.frontend.opsem import apply_op
-
         args, kwargs = _as_tensors(args, kwargs)
         return apply_op(self, fact, t, args, kwargs, node, category=category, quiet=quiet)
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
-
-
-_MISSING = _Missing()
-
-
-def py(v: object, default: object = None) -> object:
-    """The Python value of an abstract value, or `default` when it is not known."""
-    if isinstance(v, Py):
-        return v.value
-    if isinstance(v, Seq):
-        items = [py(x, _MISSING) for x in v.items]
-        if any(i is _MISSING for i in items):
-            return default
-        return tuple(items)
-    return default
-
-
-def build_graphs(module: ModuleInfo, table: OpTable, settings: Settings, only: str | None = None,
-                 examples: dict[str, dict[str, TensorMeta | object]] | None = None,
-                 inits: dict[str, str] | None = None, shared: Shared | None = None) -> Iterator[FunctionGraph]:
-    """One FunctionGraph per function of the module (methods as Cls.name), plus <module> when it has ops.
-    `shared`: the state the analyses share (a new one when None; see Shared.for_rerun)."""
-    from kpredict.frontend.entry import build_all
-
-    yield from build_all(module, table, settings, only=only, examples=examples, inits=inits, shared=shared)

@@ -20,10 +20,12 @@ import ast
 import copy
 import os
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from kpredict.frontend import imports as I
+from kpredict.frontend import shapes as S
 from kpredict.frontend.catalogue import catalogue_module, function_api, variant_method
+from kpredict.frontend.frame import MAX_ITEMS, Frame, _Break, _Budget, _Continue, _Return, py
+from kpredict.frontend.frame import MISSING as M
 from kpredict.frontend.parse import SETTER, ModuleInfo, node_text
 from kpredict.frontend.values import (
     CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef, NNModule,
@@ -31,8 +33,6 @@ from kpredict.frontend.values import (
 )
 from kpredict.ir import TensorMeta, Value
 
-if TYPE_CHECKING:
-    from kpredict.frontend.interp import Frame
 
 _MISSING = object()
 MODULE_STEPS = 20_000  # statements run for the top level of one imported file
@@ -138,8 +138,6 @@ class ObjectModel:
         return env
 
     def run_top_level(self, key: str, env: dict) -> None:
-        from kpredict.frontend.interp import Frame, _Budget, _Break, _Continue, _Return
-
         info = self.modinfo(key)
         frame = Frame(env=env, qualname="<module>", mod=key)
         was, steps = self.recording, self.steps_left
@@ -202,8 +200,6 @@ class ObjectModel:
         if name in info.classes:
             return ClassRef(name, key)
         if name in info.constants:
-            from kpredict.frontend.interp import Frame
-
             return self.ev(info.constants[name], Frame(env={}, qualname="<module>", mod=key))
         if name in info.imports:
             return self.import_value(info.imports[name], key)
@@ -233,8 +229,6 @@ class ObjectModel:
         out: list[ClassRef] = [c]
         cdef = self.class_def(c)
         if cdef is not None:
-            from kpredict.frontend.interp import Frame
-
             frame = Frame(env={}, qualname="<module>", mod=c.mod)
             was = self.recording
             self.recording = False
@@ -257,8 +251,6 @@ class ObjectModel:
 
     def dict_based(self, c: ClassRef) -> bool:
         """Whether a class of the tree derives from dict / OrderedDict (its instances hold a mapping)."""
-        from kpredict.frontend.interp import Frame
-
         for k in self.mro(c):
             cdef = self.class_def(k)
             if cdef is None:
@@ -303,8 +295,6 @@ class ObjectModel:
                     if expr is not None:
                         expr = _field_default(expr)
                 if expr is not None:
-                    from kpredict.frontend.interp import Frame
-
                     was = self.recording
                     self.recording = False
                     try:
@@ -514,8 +504,6 @@ class ObjectModel:
 
     def init_dataclass(self, inst: Instance, c: ClassRef, args: list[object], kwargs: dict[str, object],
                        describe: bool) -> None:
-        from kpredict.frontend.interp import Frame
-
         frame = Frame(env={}, qualname=c.name, mod=c.mod)
         given: list[str] = []
         for i, (name, default) in enumerate(self.dataclass_fields(c)):
@@ -835,8 +823,6 @@ class ObjectModel:
         if isinstance(obj, Dict):
             return self.dict_method(obj, name, args)
         if isinstance(obj, Py) and isinstance(obj.value, str):
-            from kpredict.frontend.interp import _MISSING as M, py
-
             vals = [py(a, M) for a in args]
             if all(v is not M for v in vals) and not kwargs:
                 try:
@@ -855,8 +841,6 @@ class ObjectModel:
         if name == "append" and args:
             items.append(args[0])
         elif name == "extend" and args:
-            from kpredict.frontend.interp import MAX_ITEMS
-
             more = self.iterate(args[0], None) or []
             if len(items) + len(more) > MAX_ITEMS:  # `s.extend(s)` in a loop doubles it each time
                 return Unknown("extend")
@@ -930,8 +914,6 @@ class ObjectModel:
             self.cast_module(inst, {"half": "float16", "float": "float32", "double": "float64"}.get(name, name))
             return inst
         if name in ("to", "type"):
-            from kpredict.frontend import shapes as S
-
             for a in list(args) + [kwargs.get("dtype")]:
                 if isinstance(a, ModRef) and S.dtype_from_dotted(a.dotted):
                     self.cast_module(inst, S.dtype_from_dotted(a.dotted))  # type: ignore[arg-type]
@@ -956,8 +938,6 @@ class ObjectModel:
         if inst.named is not None and name == "__getitem__" and args:
             return self.container_index(inst, args[0])
         if name in ("get", "__getitem__") and args:
-            from kpredict.frontend.interp import Frame
-
             v = self.instance_item(inst, args[0], node, Frame(env={}, qualname="<get>", mod=inst.mod)) \
                 if name == "__getitem__" or self.func_def_in_mro(inst, "__getitem__") else Unknown("get")
             return args[1] if name == "get" and len(args) > 1 and isinstance(v, Unknown) else v
@@ -1001,9 +981,6 @@ class ObjectModel:
         return Unknown(name)
 
     def make_param(self, shape: object, dtype: object) -> object:
-        from kpredict.frontend import shapes as S
-        from kpredict.frontend.interp import _MISSING as M, py
-
         if isinstance(shape, Py) and shape.value is None:
             return Py(None)
         dims: list[int | None] | None = None

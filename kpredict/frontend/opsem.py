@@ -7,10 +7,12 @@ interprets those rules against the abstract arguments of one call site.
 from __future__ import annotations
 
 import ast
+import math
 from typing import TYPE_CHECKING
 
 from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
+from kpredict.frontend.frame import py
 from kpredict.frontend.nnshapes import RULES as NN_RULES
 from kpredict.frontend.nnshapes import nn_shape
 from kpredict.frontend.values import ModRef, Opaque, Py, Seq, ShapeRef, SplitRef, TensorRef
@@ -38,8 +40,6 @@ class Args:
         return default
 
     def py(self, i: int | None, name: str | None, default: object = None) -> object:
-        from kpredict.frontend.interp import py
-
         v = self.get(i, name, _MISSING)
         if v is _MISSING:
             return default
@@ -55,8 +55,6 @@ class Args:
 
     def ints(self, start: int, name: str | None = None) -> list[int | None] | None:
         """Sizes given as varargs (`view(2, 3)`), one tuple (`view((2, 3))`) or a keyword."""
-        from kpredict.frontend.interp import py
-
         if name and name in self.kwargs:
             vals = [self.kwargs[name]]
         else:
@@ -546,8 +544,6 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         vals = [a.py(i, None, None) for i in range(3)]
         start, end, step = (0, vals[0], 1) if vals[1] is None else (vals[0], vals[1], vals[2] or 1)
         if all(isinstance(v, (int, float)) for v in (start, end, step)) and step:
-            import math
-
             shape = (max(0, math.ceil((end - start) / step)),)  # type: ignore[operator]
     elif rule == "cat":
         d = a.py(1, "dim", 0)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING
 
+from kpredict.frontend.frame import MAX_OPS, _Budget, _span
 from kpredict.frontend.objects import HOLDERS
 from kpredict.frontend.values import (
     ClassRef, Dict, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq, Sym, SymObj, TensorRef, Tracked, Unknown,
@@ -380,8 +381,6 @@ class Summaries:
 
     # ------------------------------------------------------------------ replay
     def replay(self, it: Interpreter, s: Summary, leaves: list[int], node: ast.AST) -> object:
-        from kpredict.frontend.interp import MAX_OPS, _Budget, _span
-
         fg, sh = it.fg, it.shared
         if s.mode is not None:
             sh.mode_reads += 1  # the call asked which mode it runs in: so does the call replaying it

@@ -20,6 +20,7 @@ from typing import Any
 from kpredict.ir import FunctionReport, Span
 from kpredict.lint.config import ConfigError
 from kpredict.lint.model import Diagnostic, FileResult
+from kpredict.lint.registry import by_code
 from kpredict.render.text_report import human_bytes
 
 SCHEMA = "kpredict/baseline/v1"
@@ -91,8 +92,6 @@ def change_text(mode: str, metric: str, old: int, new: int) -> str:
 
 def budget_findings(relpath: str, functions: list[FunctionReport], lines: list[str],
                     entries: dict[str, Any]) -> list[Diagnostic]:
-    from kpredict.lint.registry import by_code
-
     rule = by_code()[BUDGET]
     out = []
     for fn in functions:

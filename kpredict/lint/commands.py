@@ -6,6 +6,8 @@ error or a file that could not be analyzed.
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import sys
 from collections import Counter
@@ -14,11 +16,19 @@ from typing import Any
 
 import click
 
-from kpredict.cli_options import RunOptions, common_options
+from kpredict import walk
+from kpredict.cli_options import RunOptions, common_options, parse_dims
+from kpredict.frontend.parse import ParseError, decode_source
 from kpredict.ir import FileReport
+from kpredict.lint import baseline, gitdiff
 from kpredict.lint.config import OUTPUT_FORMATS, ConfigError, Overrides, Resolved, parse_rule_option, path_matches
 from kpredict.lint.config import LintConfig, relative_to, resolve_for, validate_selectors
-from kpredict.lint.model import FileResult, LintRun
+from kpredict.lint.docs import rule_dict, rule_markdown
+from kpredict.lint.engine import Linter, assign_fingerprints
+from kpredict.lint.gitdiff import repo_root
+from kpredict.lint.model import Diagnostic, FileResult, LintRun
+from kpredict.lint.registry import all_rules, by_code, get
+from kpredict.parallel import analyze_targets
 from kpredict.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -30,12 +40,6 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     for v in values:
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return tuple(out)
-
-
-def _dims(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
-    from kpredict.cli import parse_dims
-
-    return parse_dims(values)
 
 
 def _fail(message: str) -> None:
@@ -66,8 +70,6 @@ def analysis_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def repository_root(start: str = ".") -> str:
     """The git work tree's top directory, else the current directory."""
-    from kpredict.lint.gitdiff import repo_root
-
     try:
         return repo_root(start)
     except ConfigError:
@@ -76,22 +78,12 @@ def repository_root(start: str = ".") -> str:
 
 def discover(paths: tuple[str, ...]) -> list[tuple[str, str | None, str | None]]:
     """(path, qualname or None, error or None) for every file to check."""
-    try:
-        from kpredict.walk import discover as walk
-    except ImportError:  # pragma: no cover - before kpredict.walk existed
-        from kpredict.api import iter_python_files
-
-        return [(p, only, None) for p, only in iter_python_files(paths)]
-    return [(t.path, t.only, t.error) for t in walk(paths)]
+    return [(t.path, t.only, t.error) for t in walk.discover(paths)]
 
 
 def file_result(path: str, root: str, report: FileReport) -> FileResult:
     """A lint result from an analyzed (or cached) report: its diagnostics, fingerprinted for `root`,
     and the file's source lines for the renderers."""
-    from kpredict.frontend.parse import ParseError, decode_source
-    from kpredict.lint.engine import assign_fingerprints
-    from kpredict.lint.model import Diagnostic
-
     rel = relative_to(path, root)
     try:
         with open(path, "rb") as fh:
@@ -112,28 +104,20 @@ def default_format(output_file: str | None) -> str:
 
 
 def render(fmt: str, run: LintRun) -> str:
-    import importlib
-
     module = {"json": "json_findings", "json-lines": "json_lines"}.get(fmt, fmt)
     return importlib.import_module(f"kpredict.render.{module}").render(run)
 
 
 def statistics(run: LintRun, fmt: str) -> str:
-    from kpredict.lint.registry import by_code
-
     counts = Counter(d.code for _, d in run.diagnostics())
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     if fmt in ("json", "json-lines"):
-        import json
-
         return json.dumps([{"code": c, "name": by_code()[c].name, "count": n} for c, n in rows], indent=2) + "\n"
     width = max((len(str(n)) for n in counts.values()), default=1)
     return "".join(f"{n:>{width}}\t{c}\t{by_code()[c].name}\n" for c, n in rows)
 
 
 def settings_text(path: str, resolved: Resolved, fmt: str) -> str:
-    from kpredict.lint.registry import all_rules
-
     s, lint = resolved.settings, resolved.lint
     lines = [f"Resolved settings for: {path}",
              f"config file: {resolved.source or '(none)'}",
@@ -188,7 +172,7 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
                   show_settings: bool, baseline_path: str | None, write_baseline: bool, run: RunOptions) -> None:
     """Lint PATHS (default: the current directory) for code that costs kernels and memory traffic."""
     try:
-        cli = Overrides(target=target, mode=mode, dims=_dims(dims), select=_split(select) or None,
+        cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), select=_split(select) or None,
                         ignore=_split(ignore), extend_select=_split(extend_select),
                         options=tuple(parse_rule_option(o) for o in rule_options),
                         exclude=extend_exclude, config=config_file, isolated=isolated, all_files=all_files)
@@ -207,8 +191,6 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
         target_name = first[1].settings.target
         baseline_file = baseline_path or first[1].baseline
         if write_baseline:
-            from kpredict.lint import baseline
-
             dest = baseline_file or DEFAULT_BASELINE
             doc = baseline.record(files, target_name)
             baseline.write(dest, doc)
@@ -217,9 +199,6 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
             _report_errors(files)
             sys.exit(EXIT_ERROR if any(f.error for f in files) else EXIT_CLEAN)
         if baseline_file:
-            from kpredict.lint import baseline
-            from kpredict.lint.engine import assign_fingerprints
-
             baseline.apply(files, baseline.load(baseline_file), target_name,
                            enabled_budget="KP801" in first[1].lint.enabled)
             for f in files:
@@ -227,8 +206,6 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
     except ConfigError as e:
         _fail(str(e))
         return
-    from kpredict.lint.registry import all_rules
-
     enabled = set(first[1].lint.enabled).union(*(res.lint.enabled for _, _, res, _ in items))
     lint_run = LintRun(files=files, rules=[r for r in all_rules() if r.code in enabled], root=root, target=target_name)
     text = statistics(lint_run, fmt) if show_stats else render(fmt, lint_run)
@@ -265,17 +242,15 @@ def lint_items(items: list[Item], root: str, run: RunOptions) -> list[FileResult
     processes per `-j`, the per-file cache unless `--no-cache`), one batch per configuration, since
     a cache entry is keyed on the settings and the lint configuration (the enabled rules, their
     options, per-file-ignores) that produced its findings. Results come back in the order of `items`."""
-    from kpredict.parallel import analyze_targets
-    from kpredict.walk import Target
-
     batches: dict[tuple[Settings, LintConfig], list[int]] = {}
     for i, (_, _, resolved, error) in enumerate(items):
         if error is None:
             batches.setdefault((resolved.settings, resolved.lint), []).append(i)
     reports: dict[int, FileReport] = {}
     for (settings, lint), indices in batches.items():
-        targets = [Target(items[i][0], items[i][1]) for i in indices]
-        done = analyze_targets(targets, settings, jobs=run.jobs, cache=run.cache(settings, lint), lint=lint)
+        targets = [walk.Target(items[i][0], items[i][1]) for i in indices]
+        check = Linter(lint)
+        done = analyze_targets(targets, settings, jobs=run.jobs, cache=run.cache(settings, check), lint=check)
         reports.update(zip(indices, done))
     return [FileResult(p, relative_to(p, root), FileReport(p, error=err)) if err is not None
             else file_result(p, root, reports[i]) for i, (p, _, _, err) in enumerate(items)]
@@ -296,11 +271,6 @@ def _report_errors(files: list[FileResult]) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rule_command(code: str | None, show_all: bool, fmt: str) -> None:
     """Explain a rule: what it finds, why it costs, an example and what to write instead."""
-    import json
-
-    from kpredict.lint.docs import rule_dict, rule_markdown
-    from kpredict.lint.registry import all_rules, get
-
     if show_all:
         rules = list(all_rules())
     elif code:
@@ -323,10 +293,6 @@ def rule_command(code: str | None, show_all: bool, fmt: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules_command(fmt: str) -> None:
     """List every rule: code, name, default severity and what it reports."""
-    import json
-
-    from kpredict.lint.registry import all_rules
-
     if fmt == "json":
         click.echo(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
                                 "options": dict(r.options)} for r in all_rules()], indent=2))
@@ -352,10 +318,8 @@ def diff_command(base: str, head: str | None, target: str | None, mode: str | No
                  output_file: str | None, fail_on_increase: bool) -> None:
     """Per changed function: eager and compiled kernels and bytes at BASE and at HEAD (default: the
     working tree), for the .py files git sees changed between them."""
-    from kpredict.lint import gitdiff
-
     try:
-        cli = Overrides(target=target, mode=mode, dims=_dims(dims), config=config_file, isolated=isolated,
+        cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), config=config_file, isolated=isolated,
                         all_files=all_files)
         result = gitdiff.compute(base, head, cli, paths=only_paths)
     except ConfigError as e:

@@ -20,6 +20,7 @@ from typing import Any
 
 from kpredict.frontend.parse import ModuleInfo
 from kpredict.ir import FunctionGraph, FunctionReport, Kernel, Op, Span
+from kpredict.models.eager import eager_kernels
 from kpredict.opfacts import OpTable
 from kpredict.settings import Settings
 
@@ -173,8 +174,6 @@ class FunctionContext:
 
     @cached_property
     def eager(self) -> list[Kernel]:
-        from kpredict.models.eager import eager_kernels
-
         return eager_kernels(self.fg, self.target, self.table)
 
     @cached_property

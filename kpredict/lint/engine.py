@@ -1,7 +1,8 @@
 """Run the rules over one analyzed module, then apply its suppression comments.
 
-`lint_module` is what `kpredict.api.analyze_source(..., lint=LintConfig)` calls with the parsed module
-and the function reports it has just built (their op graphs still attached). It returns Diagnostics
+`Linter(config)` is what `kpredict.api.analyze_source(..., lint=...)` calls (a kpredict.api.Check)
+with the parsed module and the function reports it has just built (their op graphs still attached):
+it runs `lint_module`. It returns Diagnostics
 (ir.Finding subclasses) with code-point columns, sorted by position.
 """
 
@@ -9,12 +10,16 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from dataclasses import dataclass
 
+from kpredict.cache import config_digest
 from kpredict.frontend.parse import ModuleInfo
 from kpredict.ir import FunctionReport, Span
 from kpredict.lint.config import LintConfig
 from kpredict.lint.context import FunctionContext, ModuleFacts
+from kpredict.lint import suppress
 from kpredict.lint.model import Diagnostic, Hit, Rule
+from kpredict.lint.registry import all_rules, by_code
 from kpredict.opfacts import OpTable, default_table
 from kpredict.settings import Settings
 
@@ -32,11 +37,26 @@ def compiled_qualnames(functions: list[FunctionReport]) -> set[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Linter:
+    """The lint rules `config` enables, as the check analyze_source runs over each file
+    (kpredict.api.Check): the pipeline below takes it as a parameter and never imports the linter."""
+
+    config: LintConfig
+
+    def __call__(self, module: ModuleInfo, functions: list[FunctionReport], settings: Settings | None,
+                 table: OpTable | None, path: str) -> list[Diagnostic]:
+        return lint_module(module, functions, settings, table, self.config, path)
+
+    def load(self) -> None:
+        all_rules()
+
+    def key(self) -> str:
+        return config_digest(self.config)  # the cache's key, as for the config itself
+
+
 def lint_module(module: ModuleInfo, functions: list[FunctionReport], settings: Settings | None,
                 table: OpTable | None, lint: LintConfig, path: str) -> list[Diagnostic]:
-    from kpredict.lint import suppress
-    from kpredict.lint.registry import all_rules
-
     settings = settings or Settings()
     table = table or default_table()
     facts = ModuleFacts(module)
@@ -57,8 +77,6 @@ def lint_module(module: ModuleInfo, functions: list[FunctionReport], settings: S
     def_lines = {q: f.lineno for q, f in module.functions.items()}
     diags, _ = suppress.apply(diags, sups, def_lines)
     if UNUSED in enabled:
-        from kpredict.lint.registry import by_code
-
         rule = by_code()[UNUSED]
         for span, message in suppress.unused(sups, enabled):
             diags.append(Diagnostic(code=rule.code, severity=rule.severity, qualname=_enclosing(module, span.line),

@@ -8,6 +8,7 @@ from typing import Any
 
 from kpredict.ir import Count, Figures, FunctionGraph, Kernel
 from kpredict.lint.context import FunctionContext
+from kpredict.models.inductor import compiled_kernels
 from kpredict.render.text_report import human_bytes
 from kpredict.traffic import figures
 
@@ -63,8 +64,6 @@ def subgraph(fn: FunctionContext, oids: set[int]) -> FunctionGraph:
 
 
 def fused_kernels(fn: FunctionContext, oids: set[int]) -> tuple[list[Kernel], FunctionGraph]:
-    from kpredict.models.inductor import compiled_kernels
-
     sub = subgraph(fn, oids)
     return compiled_kernels(sub, fn.target), sub
 

@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
+from kpredict import api
 from kpredict.lint.baseline import METRICS, change_text, figures_of
 from kpredict.lint.config import ConfigError, Overrides, resolve_for
 from kpredict.lint.figures import plural
@@ -138,12 +139,10 @@ class DiffResult:
 
 
 def _analyze(data: bytes | None, path: str, settings) -> tuple[dict[str, dict[str, Any]], str | None]:
-    from kpredict.api import analyze_source
-
     if data is None:
         return {}, None
     try:
-        rep = analyze_source(data, path, settings)
+        rep = api.analyze_source(data, path, settings)
     except Exception as e:  # noqa: BLE001 - one bad file must not stop the diff
         return {}, f"internal error ({type(e).__name__}: {e})"
     if rep.error:

@@ -9,8 +9,10 @@ fingerprint), applies suppressions, and the renderers print them.
 
 from __future__ import annotations
 
+import inspect
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 SEVERITIES = ("error", "warning", "info")
 CODE_RE = re.compile(r"^KP\d{3}$")
 EXPECT_MARK = "# expect: "
+SECTIONS = ("What it does", "Why it costs", "Example", "Use instead")
 
 
 @dataclass(frozen=True)
@@ -87,8 +90,6 @@ class Rule:
 
 def split_sections(doc: str) -> dict[str, str]:
     """'## Heading' sections of a dedented docstring; text before the first heading is ''."""
-    import inspect
-
     text = inspect.cleandoc(doc)
     sections: dict[str, list[str]] = {"": []}
     current = ""
@@ -154,3 +155,52 @@ class LintRun:
     @property
     def errors(self) -> list[FileResult]:
         return [f for f in self.files if f.error]
+
+
+def strip_marks(source: str) -> str:
+    """The example as users should read it: without the `# expect:` marks the tests use."""
+    lines = []
+    for line in source.splitlines():
+        if EXPECT_MARK in line:
+            line = line.split(EXPECT_MARK, 1)[0].rstrip()
+            if line.endswith("#"):
+                line = line[:-1].rstrip()
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def rule_markdown(rule: type[Rule], findings: Callable[[Example], list[Diagnostic]] | None = None) -> str:
+    """Markdown: What it does / Why it costs from the docstring, Example / Use instead from the
+    first INVALID and VALID examples (with what kpredict reports for the example, when `findings` runs
+    it: kpredict.lint.docs), then options."""
+    doc = rule.doc_sections()
+    out = [f"# {rule.name} ({rule.code})", "",
+           f"Default severity: {rule.severity}. {rule.summary}.", ""]
+    for heading in SECTIONS[:2]:
+        out += [f"## {heading}", doc.get(heading, ""), ""]
+    if rule.INVALID:
+        ex = as_example(rule.INVALID[0])
+        out += ["## Example", "```python", strip_marks(ex.source).rstrip("\n"), "```", ""]
+        if ex.baseline:
+            out += ["With this baseline: `" + _baseline_text(ex.baseline) + "`", ""]
+        if findings is not None:
+            for d in findings(ex):
+                out += [f"kpredict reports, at line {d.span.line}:", "", f"> {d.code} {d.message}", ""]
+    if rule.VALID:
+        ex = as_example(rule.VALID[0])
+        out += ["## Use instead", "```python", strip_marks(ex.source).rstrip("\n"), "```", ""]
+        if ex.baseline:
+            out += ["With this baseline (recorded with `--write-baseline`): `" + _baseline_text(ex.baseline) + "`", ""]
+    if rule.fix:
+        out += [rule.fix, ""]
+    if rule.options:
+        out += ["## Options", ""]
+        for name, default in rule.options.items():
+            out.append(f"- `{name}` (default `{default}`): {rule.option_docs.get(name, '')}".rstrip())
+        out += ["", f"Set them in `[tool.kpredict.rules.{rule.code}]` or with "
+                    f"`--rule-option {rule.code}.{next(iter(rule.options))}=VALUE`.", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _baseline_text(baseline: dict[str, Any]) -> str:
+    return json.dumps(baseline, separators=(", ", ": "))

@@ -5,23 +5,22 @@ from __future__ import annotations
 from functools import lru_cache
 
 from kpredict.lint.model import Rule
+from kpredict.lint.rules.kp101_unfused_chain import UnfusedElementwiseChain
+from kpredict.lint.rules.kp201_graph_break import GraphBreak
+from kpredict.lint.rules.kp301_loop_over_tensor import PythonLoopOverTensor
+from kpredict.lint.rules.kp302_growing_cat import GrowingCatInLoop
+from kpredict.lint.rules.kp401_sync_in_loop import HostSyncInLoop
+from kpredict.lint.rules.kp402_sync_in_forward import HostSyncInForward
+from kpredict.lint.rules.kp501_host_tensor_moved import HostTensorMovedToDevice
+from kpredict.lint.rules.kp502_dtype_round_trip import DtypeRoundTrip
+from kpredict.lint.rules.kp601_noop_contiguous import NoopContiguous
+from kpredict.lint.rules.kp602_clone_of_temporary import CloneOfTemporary
+from kpredict.lint.rules.kp801_kernel_budget import KernelBudgetExceeded
+from kpredict.lint.rules.kp901_unused_suppression import UnusedSuppression
 
 
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
-    from kpredict.lint.rules.kp101_unfused_chain import UnfusedElementwiseChain
-    from kpredict.lint.rules.kp201_graph_break import GraphBreak
-    from kpredict.lint.rules.kp301_loop_over_tensor import PythonLoopOverTensor
-    from kpredict.lint.rules.kp302_growing_cat import GrowingCatInLoop
-    from kpredict.lint.rules.kp401_sync_in_loop import HostSyncInLoop
-    from kpredict.lint.rules.kp402_sync_in_forward import HostSyncInForward
-    from kpredict.lint.rules.kp501_host_tensor_moved import HostTensorMovedToDevice
-    from kpredict.lint.rules.kp502_dtype_round_trip import DtypeRoundTrip
-    from kpredict.lint.rules.kp601_noop_contiguous import NoopContiguous
-    from kpredict.lint.rules.kp602_clone_of_temporary import CloneOfTemporary
-    from kpredict.lint.rules.kp801_kernel_budget import KernelBudgetExceeded
-    from kpredict.lint.rules.kp901_unused_suppression import UnusedSuppression
-
     return (
         UnfusedElementwiseChain, GraphBreak, PythonLoopOverTensor, GrowingCatInLoop, HostSyncInLoop,
         HostSyncInForward, HostTensorMovedToDevice, DtypeRoundTrip, NoopContiguous, CloneOfTemporary,

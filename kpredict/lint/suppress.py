@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from kpredict.ir import Span
 from kpredict.lint.model import Diagnostic
+from kpredict.lint.registry import get
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
 KPIGNORE = re.compile(r"#\s*kpredict:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
@@ -89,8 +90,6 @@ def apply(diags: list[Diagnostic], suppressions: dict[int, list[Suppression]],
 
 def unused(suppressions: dict[int, list[Suppression]], enabled: frozenset[str]) -> list[tuple[Span, str]]:
     """(span, message) for each suppression, or part of one, that suppressed nothing."""
-    from kpredict.lint.registry import get
-
     out: list[tuple[Span, str]] = []
     for line in sorted(suppressions):
         for s in suppressions[line]:

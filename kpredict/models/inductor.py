@@ -23,6 +23,7 @@ import operator
 from dataclasses import dataclass, field, replace
 
 from kpredict.ir import FunctionGraph, Kernel, Op
+from kpredict.models.eager import eager_kernels
 from kpredict.opfacts import default_table, default_targets
 from kpredict.models.repeats import schedule_repeats
 
@@ -1014,8 +1015,6 @@ def compiled_kernels(fg: FunctionGraph, target: str, conf: dict | None = None) -
 def module_kernels(fg: FunctionGraph, target: str, conf: dict) -> list[Kernel]:
     """Top-level code is not compiled: its ops run eagerly, except calls through a torch.compile'd
     function, which each run that function's compiled kernels."""
-    from kpredict.models.eager import eager_kernels
-
     out: list[Kernel] = []
     segments: list[list[Op]] = []
     for op in fg.ops:

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from kpredict import __version__
-from kpredict.lint.model import LintRun, Rule
+from kpredict.lint.model import LintRun, Rule, rule_markdown
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -28,10 +28,8 @@ BASE = "%SRCROOT%"
 
 
 def rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
-    from kpredict.lint.docs import rule_markdown
-
     doc = rule.doc_sections()
-    md = rule_markdown(rule, with_findings=False)
+    md = rule_markdown(rule)  # without the examples' findings: the renderer runs no analysis
     return {
         "id": rule.code,
         "name": rule.name,

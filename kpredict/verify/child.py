@@ -37,9 +37,13 @@ import os
 import platform
 import runpy
 import sys
+import sysconfig
 import traceback
 import types
 from typing import Any
+from kpredict.verify import oracle
+from kpredict.verify.annotations import annotations_for, definitions
+from kpredict.verify.examples import ExampleError, build, parse_examples
 
 USER_MODULE = "_kpredict_user"
 _KPREDICT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -84,8 +88,6 @@ def _write_progress(req: dict, result: dict) -> None:
 
 def _is_infra(filename: str) -> bool:
     """Frames of kpredict, torch, the standard library and site-packages are not the user's."""
-    import sysconfig
-
     f = os.path.realpath(filename)
     if f.startswith(_KPREDICT_DIR + os.sep) or filename.startswith("<"):
         return True
@@ -189,8 +191,6 @@ def _call_args(sig: inspect.Signature, values: dict[str, Any]) -> tuple[tuple, d
 
 def construct(cls: type, qualname: str, init_text: str | None, device: str, mode: str) -> Any:
     """An instance of `cls` from `--init` / `# kpredict: init` values, moved to the device."""
-    from kpredict.verify.examples import ExampleError, build, parse_examples
-
     try:
         spec = parse_examples(init_text or "")
     except ExampleError as e:
@@ -212,7 +212,7 @@ def construct(cls: type, qualname: str, init_text: str | None, device: str, mode
     else:
         args, kwargs = (), values
     obj = cls(*args, **kwargs)
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
 
     if isinstance(obj, torch.nn.Module):
         obj = obj.to(device)
@@ -251,7 +251,7 @@ def resolve(mod: types.ModuleType, qualname: str, init_text: str | None, device:
 
 
 def _device(req: dict) -> tuple[str, str]:
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
 
     want = req.get("device", "cpu")
     if want == "auto":
@@ -270,8 +270,6 @@ def function_mode(req: dict, result: dict) -> None:
         mod = load_module(path, result["notes"])
         _measure_one(mod, req, result, result)
         return
-    from kpredict.verify.annotations import annotations_for, definitions
-
     with open(path, encoding="utf-8") as f:
         source = f.read()
     quals = [q for q, (_line, kind) in definitions(source).items()
@@ -290,10 +288,6 @@ def function_mode(req: dict, result: dict) -> None:
 
 def _measure_one(mod: types.ModuleType, req: dict, result: dict, entry: dict) -> None:
     """Resolve, build the example inputs and measure one function; fills entry["measured"]."""
-    from kpredict.verify import oracle
-    from kpredict.verify.annotations import annotations_for
-    from kpredict.verify.examples import ExampleError, build, parse_examples
-
     path, device = result["path"], result["device"]
     qualname = entry["qualname"]
     ann = annotations_for(path, qualname)
@@ -384,11 +378,9 @@ def _profile_compile_calls(sites: Any, device: str, records: dict[str, list], su
     During such a call the eager recorder and its patches are switched off: Dynamo must see torch as
     it is, and what runs there is measured by the profiler instead.
     """
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
     from torch.profiler import ProfilerActivity, profile
     from torch.utils._python_dispatch import _disable_current_modes
-
-    from kpredict.verify import oracle
 
     real_compile = torch.compile
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
@@ -441,9 +433,7 @@ def _profile_compile_calls(sites: Any, device: str, records: dict[str, list], su
 
 
 def script_mode(req: dict, result: dict) -> None:
-    import torch._inductor.config as inductor_config
-
-    from kpredict.verify import oracle
+    import torch._inductor.config as inductor_config  # lazy: torch takes seconds to import; only the oracle runs it
 
     path, device = result["path"], result["device"]
     inductor_config.force_disable_caches = True
@@ -476,8 +466,6 @@ def script_mode(req: dict, result: dict) -> None:
 
 def _script_functions(tracker: _CallTracker, rows: list[dict], compiled: dict[str, list]) -> list[dict[str, Any]]:
     """Per function of the file: the first call's eager figures, and the last profiled compiled call."""
-    from kpredict.verify import oracle
-
     by_call: dict[int, list[dict]] = {}
     for r in rows:
         for _q, _line, tag in r.get("stack") or []:
@@ -514,7 +502,7 @@ def run(req: dict) -> dict[str, Any]:
                               "device": None, "device_name": None, "torch": None, "notes": [], "error": None}
     try:
         try:
-            import torch
+            import torch  # lazy: torch takes seconds to import; only the oracle runs it
         except ImportError:
             raise ChildError("no-torch", "torch is not installed here; install it "
                              "(pip install 'torch-kpredict[verify]') to run --verify") from None

@@ -120,7 +120,7 @@ def classify_name(name: str) -> str:
         kind = "view"
     else:
         kind = "kernel"
-        import torch
+        import torch  # lazy: torch takes seconds to import; only the oracle runs it
 
         try:
             packet = getattr(torch.ops.aten, name)
@@ -147,7 +147,7 @@ def _plain_tensor_overload(op: Any) -> bool:
 
 
 def _is_composite_implicit(op: Any) -> bool:
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
 
     try:
         return bool(torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"))
@@ -223,7 +223,7 @@ def user_files_of(fn: Callable) -> set[str]:
 
 def new_recorder(sites: Sites, ranges: bool, tagger: Callable[[Any], Any] | None):
     """Build the TorchDispatchMode lazily (the class needs torch)."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
@@ -338,7 +338,7 @@ def new_recorder(sites: Sites, ranges: bool, tagger: Callable[[Any], Any] | None
 
 def _first_outside_torch(depth: int) -> Any | None:
     """The innermost frame that is neither torch's nor this module's (who asked torch to do it)."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
 
     torch_dir = os.path.dirname(torch.__file__) + os.sep
     f = sys._getframe(depth)
@@ -355,7 +355,7 @@ def host_reads(rec: Any, sites: Sites) -> Iterator[Callable[[], contextlib.Abstr
     torch's formatter with dispatch modes switched off. Each counts as one sync; the kernels the
     formatter runs are not counted (they depend on the values and are not the user's computation).
     """
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
     import torch._tensor_str as tensor_str
 
     original_tolist = torch.Tensor.tolist
@@ -406,7 +406,7 @@ PRINT_RANGE = "kpredict::tensor_str"
 @contextlib.contextmanager
 def mark_printing() -> Iterator[None]:
     """Wrap torch's tensor formatter in a profiler range, so a compiled call's printing is set apart."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
     import torch._tensor_str as tensor_str
 
     original = tensor_str._str
@@ -450,7 +450,7 @@ def _ancestors(e: Any) -> Iterator[Any]:
 
 
 def _is_gpu(e: Any) -> bool:
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
 
     return e.device_type == torch.autograd.DeviceType.CUDA
 
@@ -508,14 +508,14 @@ def _gpu_events(events: list[Any]) -> tuple[list[tuple[Any, Any | None]], dict[s
 
 
 def _grad_ctx(grad: bool):
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
 
     return contextlib.nullcontext() if grad else torch.no_grad()
 
 
 def fresh_inputs(args: tuple, kwargs: dict) -> Callable[[], tuple[tuple, dict]]:
     """Fresh copies of the tensor inputs for each phase, so in-place code sees the same values."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
     from torch.utils._pytree import tree_map
 
     def clone(x: Any) -> Any:
@@ -529,7 +529,7 @@ def fresh_inputs(args: tuple, kwargs: dict) -> Callable[[], tuple[tuple, dict]]:
 
 def _sync(device: str) -> None:
     if device.startswith("cuda"):
-        import torch
+        import torch  # lazy: torch takes seconds to import; only the oracle runs it
 
         torch.cuda.synchronize()
 
@@ -543,7 +543,7 @@ def measure_eager(
     On an exception from the user's code, the exception is re-raised with `kpredict_partial`
     set to what was measured up to that point.
     """
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
 
     sites = Sites(files if files is not None else user_files_of(fn))
     cuda = device.startswith("cuda")
@@ -557,7 +557,7 @@ def measure_eager(
     prof_cm: Any = contextlib.nullcontext()
     print_cm: Any = contextlib.nullcontext()
     if cuda:
-        from torch.profiler import ProfilerActivity, profile
+        from torch.profiler import ProfilerActivity, profile  # lazy: torch takes seconds to import; only the oracle runs it
 
         prof_cm = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
         print_cm = mark_printing()
@@ -609,7 +609,7 @@ def _attribute_gpu_eager(result: dict[str, Any], rows: list[dict[str, Any]], eve
 
 def _explain(fn: Callable, make_args: Callable[[], tuple[tuple, dict]], grad: bool, sites: Sites) -> tuple[int, list[dict[str, Any]]]:
     """Graph count and graph breaks (line in the user's file, first line of Dynamo's reason)."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
     import torch._dynamo
 
     args, kwargs = make_args()
@@ -636,7 +636,7 @@ def measure_compiled(
     files: set[str] | None = None,
 ) -> dict[str, Any]:
     """Compile with Inductor (caches off, kernel profiling on), warm up once, profile one call."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
     import torch._dynamo
     import torch._inductor.config as inductor_config
     from torch.profiler import ProfilerActivity, profile

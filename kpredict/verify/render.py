@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kpredict.render.json_report import function_dict
 from kpredict.verify.runner import FunctionCheck, Row, VerifyResult
 
 SCHEMA_ID = "kpredict/verify/v1"
@@ -161,8 +162,6 @@ def _row_json(r: Row) -> dict[str, Any]:
 def function_json(fc: FunctionCheck) -> dict[str, Any]:
     predicted = None
     if fc.predicted is not None:
-        from kpredict.render.json_report import function_dict
-
         d = function_dict(fc.predicted)
         predicted = {"eager": d["eager"], "compiled": d["compiled"], "ops": d["ops"]}
     return {

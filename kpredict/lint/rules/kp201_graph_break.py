@@ -10,6 +10,7 @@ from kpredict.ir import Span
 from kpredict.lint.context import FunctionContext, node_span
 from kpredict.lint.figures import as_dict, describe, plural
 from kpredict.lint.model import Example, Hit, Rule
+from kpredict.models.inductor import compiled_kernels
 from kpredict.traffic import figures
 
 
@@ -111,8 +112,6 @@ class GraphBreak(Rule):
     @staticmethod
     def _without(fn: FunctionContext, removed: list[int], graphs: int):
         """Compiled figures with the breaks at indexes `removed` taken out (their graphs merged)."""
-        from kpredict.models.inductor import compiled_kernels
-
         def renumber(g: int) -> int:
             return g - sum(1 for i in removed if i < g)
 
