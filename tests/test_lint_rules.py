@@ -12,6 +12,7 @@ from kpredict.lint.docs import SECTIONS, rule_dict, rule_markdown
 from kpredict.lint.examples import run_example, strip_marks
 from kpredict.lint.model import CODE_RE, EXPECT_MARK, SEVERITIES, Example, as_example
 from kpredict.lint.registry import all_rules, by_code, get
+from oracle_cases import KP101_NAME
 
 CASES = [
     pytest.param(rule, kind, ex, id=f"{rule.code}-{kind}-{i}")
@@ -90,14 +91,15 @@ def test_kp101_figures_match_the_cpu_oracle(tmp_path, index):
     """KP101's INVALID examples are whole functions that are one chain: the eager figures the finding
     quotes must be what torch runs, and the fused ones what torch.compile launches on the CPU."""
     pytest.importorskip("torch")
+    from kpredict.verify import recorded
     from kpredict.verify.runner import run_verify
 
     rule = by_code()["KP101"]
     ex = as_example(rule.INVALID[index])
-    path = tmp_path / "kp101_example.py"
+    path = tmp_path / KP101_NAME
     path.write_text(strip_marks(ex.source))
     (finding,) = run_example(rule, Example(ex.source, target="cpu"))
-    result = run_verify(str(path), "*", device="cpu")
+    result = run_verify(str(path), "*", device="cpu", child=recorded.child())
     assert result.error is None, result.error
     (check,) = [f for f in result.functions if f.qualname == finding.qualname]
     assert check.match, [(r.label, r.predicted, r.measured) for r in check.rows]

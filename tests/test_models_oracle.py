@@ -4,7 +4,8 @@ Every method with a `# kpredict: example` comment (its class built from `# kpred
 in a child process (kpredict.verify.child) and measured: eager aten ops, transfers and bytes, and
 the kernels of torch.compile. The static prediction for `--target cpu` must equal every deciding
 figure (eager kernels, eager transfers, eager bytes when predicted, compiled kernels), in eval mode
-for every fixture and in train mode for the files in TRAIN_FILES. Needs torch; about ten minutes.
+for every fixture and in train mode for the files in TRAIN_FILES. Needs torch. Answers come from the
+store (kpredict.verify.recorded) while their key holds, else the child measures (about 20 s a file).
 """
 
 from __future__ import annotations
@@ -18,16 +19,15 @@ pytest.importorskip("torch")
 
 from kpredict.api import analyze_file  # noqa: E402
 from kpredict.settings import Settings  # noqa: E402
-from kpredict.verify.runner import compare, run_child  # noqa: E402
+from kpredict.verify import recorded  # noqa: E402
+from kpredict.verify.runner import compare  # noqa: E402
+from oracle_cases import MODEL_FILES, MODELS, TRAIN_FILES, model_request  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
-MODELS = Path(__file__).resolve().parent.parent / "fixtures" / "models"
-FILES = sorted(p.name for p in MODELS.glob("*.py") if "kpredict: example" in p.read_text(encoding="utf-8"))
-# dropout, batch norm, attention and self.training branches differ between the modes (the list is
-# data: scripts/gpu_check.sh measures the same files in train mode on a GPU)
-TRAIN_FILES = [ln.strip() for ln in (MODELS / "train_mode.txt").read_text(encoding="utf-8").splitlines()
-               if ln.strip() and not ln.startswith("#")]
+# TRAIN_FILES: dropout, batch norm, attention and self.training branches differ between the modes (the
+# list is data, fixtures/models/train_mode.txt: scripts/gpu_check.sh measures them in train mode on a GPU)
+FILES = MODEL_FILES
 
 # Differences that are understood and not yet modelled: (file, qualname, mode) -> why.
 KNOWN: dict[tuple[str, str, str], str] = {
@@ -48,9 +48,7 @@ KNOWN: dict[tuple[str, str, str], str] = {
 
 
 def _measure(name: str, mode: str) -> dict:
-    req = {"path": str(MODELS / name), "qualname": "*", "device": "cpu", "example": None, "init": None,
-           "compiled": True, "mode": mode, "grad": False}
-    answer, stderr = run_child(req, timeout=900)
+    answer, stderr = recorded.child()(model_request(name, mode), 900)
     assert not answer.get("error"), f"{name}: the oracle failed: {answer['error']}\n{stderr[-2000:]}"
     return answer
 

@@ -254,18 +254,26 @@ def compare(pred: FunctionReport | None, measured: dict[str, Any]) -> tuple[list
 # the whole command
 
 
+def child_request(path: str, qualname: str | None = "*", device: str = "cpu", examples: str | None = None,
+                  init: str | None = None, compiled: bool = True, mode: str = "eval",
+                  grad: bool = False) -> dict[str, Any]:
+    """What the child is asked to measure (the whole of what its answer depends on, with the files)."""
+    return {"path": path, "qualname": qualname, "device": device, "example": examples, "init": init,
+            "compiled": compiled, "mode": mode, "grad": grad}
+
+
 def run_verify(path: str, qualname: str | None = None, device: str = "auto", examples: str | None = None,
                init: str | None = None, timeout: float = 300.0, compiled: bool = True,
-               mode: str = "eval", grad: bool = False) -> VerifyResult:
+               mode: str = "eval", grad: bool = False, child: Any = None) -> VerifyResult:
     """Measure `path` and compare: one function (`qualname`), every function with example inputs
-    (`qualname == "*"`, one child process for the whole file), or the whole script (`qualname` None)."""
+    (`qualname == "*"`, one child process for the whole file), or the whole script (`qualname` None).
+    `child` stands in for `run_child` (the tests pass `recorded.child()`, which reads stored answers)."""
     apath = os.path.abspath(path)
-    request = {"path": apath, "qualname": qualname, "device": device, "example": examples, "init": init,
-               "compiled": compiled, "mode": mode, "grad": grad}
+    request = child_request(apath, qualname, device, examples, init, compiled, mode, grad)
     if not os.path.isfile(apath):
         return VerifyResult(path, qualname, None, None, None, mode=mode,
                             error={"kind": "load", "message": f"{path}: no such file", "traceback": None})
-    answer, stderr = run_child(request, timeout)
+    answer, stderr = (child or run_child)(request, timeout)
     res = VerifyResult(path=path, qualname=qualname, device=answer.get("device"), device_name=answer.get("device_name"),
                        torch=answer.get("torch"), error=answer.get("error"), notes=list(answer.get("notes") or []),
                        example=answer.get("example"), mode=mode)

@@ -1,0 +1,47 @@
+"""Which requests the CPU oracle tests make: one list, read by those tests, by the store's currency
+test (tests/test_oracle_store.py) and by scripts/record_oracle.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kpredict.lint.examples import strip_marks
+from kpredict.lint.model import as_example
+from kpredict.lint.registry import by_code
+from kpredict.verify.runner import child_request
+
+REPO = Path(__file__).resolve().parent.parent
+MODELS = REPO / "fixtures" / "models"
+
+# tests/test_fixtures_oracle.py: every fixture file with example inputs, outside models/ and libraries/
+FIXTURE_FILES = sorted(
+    p for p in (REPO / "fixtures").rglob("*.py")
+    if "# kpredict: example" in p.read_text() and p.parent.name not in ("models", "libraries")
+)
+# tests/test_models_oracle.py: model files in eval mode, and those whose modes differ in train mode too
+MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if "kpredict: example" in p.read_text(encoding="utf-8"))
+TRAIN_FILES = [ln.strip() for ln in (MODELS / "train_mode.txt").read_text(encoding="utf-8").splitlines()
+               if ln.strip() and not ln.startswith("#")]
+KP101_NAME = "kp101_example.py"
+
+
+def kp101_sources() -> list[str]:
+    """KP101's INVALID examples as the file tests/test_lint_rules.py writes for each."""
+    return [strip_marks(as_example(ex).source) for ex in by_code()["KP101"].INVALID]
+
+
+def model_request(name: str, mode: str) -> dict:
+    return child_request(str(MODELS / name), "*", "cpu", mode=mode)
+
+
+def requests(tmp: Path) -> list[dict]:
+    """Every request the oracle tests make (KP101's examples written under `tmp`)."""
+    out = [child_request(str(p), "*", "cpu") for p in FIXTURE_FILES]
+    out += [model_request(n, "eval") for n in MODEL_FILES]
+    out += [model_request(n, "train") for n in TRAIN_FILES]
+    for i, src in enumerate(kp101_sources()):
+        d = tmp / f"kp101-{i}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / KP101_NAME).write_text(src)
+        out.append(child_request(str(d / KP101_NAME), "*", "cpu"))
+    return out
