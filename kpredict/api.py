@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kpredict.deep import run_deep
-from kpredict.frontend.entry import build_graphs
+from kpredict.frontend.entry import InputError, build_graphs
 from kpredict.frontend.interp import Shared
 from kpredict.frontend.parse import ModuleInfo, ParseError, parse_module
 from kpredict.frontend.relevance import uses_torch
@@ -53,12 +53,14 @@ def analyze_source(
     table: OpTable | None = None,
     only: str | None = None,
     lint: Check | None = None,
-    examples: dict[str, dict[str, object]] | None = None,
+    examples: dict[str, str | dict[str, object]] | None = None,
     inits: dict[str, str] | None = None,
 ) -> FileReport:
     """Predict every function of one file (or only `only`, a qualname); with `lint` (a Check, such as
-    kpredict.lint.engine.Linter), also run it and put its findings in the report. `examples` (qualname -> parameter
-    shapes) and `inits` (qualname -> constructor arguments, as text) override the file's annotations."""
+    kpredict.lint.engine.Linter), also run it and put its findings in the report. `examples` (qualname ->
+    the function's inputs as `name=expr` text, or already read shapes) and `inits` (qualname -> its
+    class's constructor arguments as text) replace the items of the same name in the file's comments and
+    pyproject entries; a value that cannot be evaluated is the report's one-line error."""
     settings = settings or Settings()
     table = table or default_table()
     try:
@@ -73,15 +75,19 @@ def analyze_source(
         return function_report(fg, eager_kernels(fg, s.target, table), compiled_kernels(fg, s.target), s)
 
     shared = Shared()
-    graphs = [(fg, predict(fg, settings)) for fg in build_graphs(module, table, settings, only=only, examples=examples,
-                                                                 inits=inits, shared=shared)]
+    try:
+        graphs = [(fg, predict(fg, settings)) for fg in build_graphs(module, table, settings, only=only,
+                                                                     examples=examples, inits=inits, shared=shared)]
+    except InputError as e:
+        return FileReport(path=path, error=str(e))
     for fg, report in graphs:
         # loops over range(config.n_layer) with n_layer unknown: a + b*n_layer (a function without
         # tensor work, such as a constructor, has none at any count: its figures are 0 without reruns;
         # one cut short by a budget covers only a first part at any count: a slope from it means nothing).
         # The reruns come after every first analysis: they reuse what those learned of other modules.
         if fg.loop_symbols and fg.ops and not fg.cut_short:
-            report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict, shared))
+            report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict, shared,
+                                                                         examples, inits))
         functions.append(report)
     if only is not None and not functions:
         return FileReport(path=path, error=f"no function named {only!r}")
@@ -105,14 +111,15 @@ def read_source(path: str | Path) -> bytes | FileReport:
 
 
 def analyze_data(data: bytes | str, path: str, settings: Settings | None = None, only: str | None = None,
-                 lint: Check | None = None) -> FileReport:
+                 lint: Check | None = None, examples: dict[str, str | dict[str, object]] | None = None,
+                 inits: dict[str, str] | None = None) -> FileReport:
     """analyze_source that never raises: any exception becomes a one-line internal error for this file."""
     try:
         try:
-            return analyze_source(data, path, settings, only=only, lint=lint)
+            return analyze_source(data, path, settings, only=only, lint=lint, examples=examples, inits=inits)
         except RecursionError:
             # valid but deeply nested code: retry once with a big stack and a high recursion limit
-            return run_deep(analyze_source, data, path, settings, None, only, lint)
+            return run_deep(analyze_source, data, path, settings, None, only, lint, examples, inits)
     except RecursionError:
         return FileReport(path=path, error="internal error: nesting too deep to analyze")
     except Exception as e:  # noqa: BLE001 - one bad file must never stop the others
@@ -123,7 +130,7 @@ def analyze_data(data: bytes | str, path: str, settings: Settings | None = None,
 
 
 def analyze_file(path: str | Path, settings: Settings | None = None, only: str | None = None,
-                 examples: dict[str, dict[str, object]] | None = None,
+                 examples: dict[str, str | dict[str, object]] | None = None,
                  inits: dict[str, str] | None = None) -> FileReport:
     """Read and analyze one file; unreadable input becomes a one-line error, never an exception.
     `settings` None: the project's (kpredict.project: target, mode, dims, all-files of the nearest
@@ -136,23 +143,19 @@ def analyze_file(path: str | Path, settings: Settings | None = None, only: str |
             settings = project.settings_for(path)
         except project.ConfigError as e:
             return FileReport(path=str(path), error=str(e))
-    if examples or inits:
-        try:
-            return analyze_source(data, str(path), settings, only=only, examples=examples, inits=inits)
-        except Exception:  # noqa: BLE001 - fall back to the guarded path, which reports it in one line
-            pass
-    return analyze_data(data, str(path), settings, only=only)
+    return analyze_data(data, str(path), settings, only=only, examples=examples, inits=inits)
 
 
 def rerun(module: ModuleInfo, table: OpTable, qualname: str,
-          predict: Callable[[FunctionGraph, Settings], FunctionReport], shared: Shared | None = None) -> Rebuild:
+          predict: Callable[[FunctionGraph, Settings], FunctionReport], shared: Shared | None = None,
+          examples: dict[str, str | dict[str, object]] | None = None, inits: dict[str, str] | None = None) -> Rebuild:
     """A Rebuild (kpredict.symbolic) that analyzes `qualname` of `module` again under other settings
     (other dims); `shared`: the Shared of the file's finished first analysis, whose knowledge of other
-    modules the reruns reuse (Shared.for_rerun)."""
+    modules the reruns reuse (Shared.for_rerun); `examples`, `inits`: the values the first analysis was given."""
 
     def run(settings: Settings) -> tuple[FunctionGraph, FunctionReport] | None:
         again = shared.for_rerun(settings) if shared is not None else None
-        for fg in build_graphs(module, table, settings, only=qualname, shared=again):
+        for fg in build_graphs(module, table, settings, only=qualname, examples=examples, inits=inits, shared=again):
             return fg, predict(fg, settings)
         return None
 

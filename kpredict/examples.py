@@ -1,14 +1,18 @@
-"""Example inputs: `a=randn(1_000_000) b=randn(1_000_000) n=128 m=rand(4, 4) > 0.5`.
+"""Example inputs and constructor arguments: `a=randn(1_000_000) n=128 config=GPTConfig(n_layer=2)`.
 
 Layer: project settings and inputs (the analysis reads them from comments and pyproject.toml; verify
 builds them with torch in kpredict/verify/examples.py).
 
-Users write example inputs on the command line (`--example`), in a `# kpredict: example ...` comment
-or in pyproject.toml. They are read by a tiny parser that accepts only literals and a fixed set of
-torch constructors, never by `eval`: an example string must not be able to run code.
+Users write values on the command line (`--example`, `--init`), in a `# kpredict: example ...` or
+`# kpredict: init ...` comment, or in pyproject.toml: `name=expr` items (`split_items`), each a Python
+expression of the analyzed file's namespace. The static side evaluates them with the abstract
+interpreter (kpredict/frontend/entry.py `input_values`), never by importing the file; verify's child,
+the only place user code runs, evaluates them with `eval` in the imported module.
 
-The same parsed spec serves both sides: `static_meta()` gives the static side shapes and dtypes
-without torch, kpredict.verify.examples.build() makes torch tensors for the oracle.
+A small part of that language is read here without either: literals, a fixed set of torch
+constructors (`randn(8)`, `torch.randint(0, 100, (2, 16))`, `zeros(..., dtype=...)`, `empty`) and
+`ctor(...) > number`. Both sides take this fast path first (`parse_value`): `static_meta()` gives
+shapes and dtypes without torch, kpredict.verify.examples.build() makes seeded torch tensors.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 
 from kpredict.ir import DTYPE_SIZES, TensorMeta
 
-CONSTRUCTORS: tuple[str, ...] = ("randn", "rand", "randint", "zeros", "ones", "arange", "full")
+CONSTRUCTORS: tuple[str, ...] = ("randn", "rand", "randint", "zeros", "ones", "arange", "full", "empty")
 DTYPES: frozenset[str] = frozenset(DTYPE_SIZES)
 DTYPE_ALIASES: dict[str, str] = {
     "float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
@@ -105,11 +109,11 @@ def split_items(text: str) -> list[tuple[str, str]]:
         elif ch in ")]}":
             depth -= 1
             if depth < 0:
-                raise ExampleError(f"unbalanced ')' in example {text!r}")
+                raise ExampleError(f"unbalanced ')' in {text!r}")
         elif ch in "\"'":
             j = text.find(ch, i + 1)
             if j < 0:
-                raise ExampleError(f"unterminated string in example {text!r}")
+                raise ExampleError(f"unterminated string in {text!r}")
             i = j
         elif depth == 0:
             m = _ITEM_START.match(text, i)
@@ -119,7 +123,7 @@ def split_items(text: str) -> list[tuple[str, str]]:
                 continue
         i += 1
     if depth != 0:
-        raise ExampleError(f"unbalanced '(' in example {text!r}")
+        raise ExampleError(f"unbalanced '(' in {text!r}")
     if not starts or text[: starts[0][0]].strip(" \t\n,;"):
         raise ExampleError(f"expected name=value items, got {text!r}")
     items = []
@@ -227,6 +231,31 @@ def _call(node: ast.Call, name: str) -> _Call:
     return call
 
 
+def tensor_spec(ctor: str, args: list[Any], kwargs: dict[str, Any], name: str = "value") -> TensorSpec:
+    """A constructor call whose arguments are already Python values (the static side evaluates them
+    with the interpreter: `randint(0, V, (B, T))` with V a constant of the file); dtypes are given as
+    their names (`dtype="float16"`). Raises ExampleError like parse_value."""
+    if ctor not in CONSTRUCTORS:
+        raise ExampleError(f"{name}: unknown constructor {ctor!r} (known: {', '.join(CONSTRUCTORS)})")
+    kw = dict(kwargs)
+    if isinstance(kw.get("dtype"), str):
+        dt = DTYPE_ALIASES.get(kw["dtype"], kw["dtype"])
+        if dt not in DTYPES:
+            raise ExampleError(f"{name}: unknown dtype {kw['dtype']!r} (known: {', '.join(sorted(DTYPES))})")
+        kw["dtype"] = _Dtype(dt)
+    return _tensor(_Call(ctor, list(args), kw), name)
+
+
+def merged_text(*texts: str | None) -> str:
+    """`name=expr` items of several texts, a later text's item replacing an earlier one of the same
+    name (the command line overrides a comment, a comment pyproject.toml); raises ExampleError."""
+    items: dict[str, str] = {}
+    for text in texts:
+        for n, v in split_items(text or ""):
+            items[n] = v
+    return " ".join(f"{n}={v}" for n, v in items.items())
+
+
 def _int(v: Any, name: str, what: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise ExampleError(f"{name}: {what} must be an integer, got {v!r}")
@@ -258,7 +287,7 @@ def _tensor(call: _Call, name: str) -> TensorSpec:
         raise ExampleError(f"{name}: device= is not allowed here; use --device")
     params: dict[str, Any] = {}
     args = list(call.args)
-    if call.name in ("randn", "rand", "zeros", "ones"):
+    if call.name in ("randn", "rand", "zeros", "ones", "empty"):
         if "size" in kw:
             args = [kw.pop("size")] + args
         shape = _shape(args, name)
@@ -341,3 +370,37 @@ def _plain(v: Any) -> Any:
     if isinstance(v, tuple):
         return tuple(_plain(x) for x in v)
     return v
+
+
+# --------------------------------------------------------------------------------------------
+# where they are written in the analyzed file: `# kpredict:` comments
+#
+#     # kpredict: example a=randn(8) b=randn(8)      (above a def, or above its first decorator)
+#     # kpredict: init d=128                         (above a class, or above the method)
+#     # kpredict: cuda-only compiled=3 source=...    (any other tag is kept as free text)
+#
+# The comment block is the run of `#` lines directly above the definition, with no blank line in
+# between; several lines with the same tag are joined. Plain text: the frontend reads them for the
+# static side, kpredict/verify/annotations.py for the child.
+
+MARK = re.compile(r"^\s*#\s*kpredict:\s*([A-Za-z][\w-]*)\b[ \t]*(.*?)\s*$")
+
+
+def comment_block(lines: list[str], first_line: int) -> dict[str, list[str]]:
+    """Tags of the `# kpredict:` lines in the comment run directly above 1-based `first_line`."""
+    tags: dict[str, list[str]] = {}
+    i = first_line - 2
+    block: list[str] = []
+    while i >= 0 and lines[i].lstrip().startswith("#"):
+        block.insert(0, lines[i])
+        i -= 1
+    for text in block:
+        m = MARK.match(text)
+        if m:
+            tags.setdefault(m.group(1), []).append(m.group(2))
+    return tags
+
+
+def joined(tags: dict[str, list[str]], tag: str) -> str | None:
+    """The texts of all `tag` lines of a block, joined with spaces; None when the block has none."""
+    return " ".join(tags[tag]).strip() if tag in tags else None

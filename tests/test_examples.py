@@ -1,4 +1,5 @@
-"""The example-input parser: literals and a few constructors only, never eval (no torch needed)."""
+"""Example inputs and constructor arguments: the tiny parser (literals and a few constructors, no torch)
+and values as Python expressions of the analyzed file, evaluated by the abstract interpreter."""
 
 from __future__ import annotations
 
@@ -35,3 +36,107 @@ def test_bad_input_is_one_line_error(bad):
     with pytest.raises(ExampleError) as ei:
         parse_examples(bad)
     assert str(ei.value) and "\n" not in str(ei.value)
+
+
+# --------------------------------------------------------------------------------------------
+# values as Python expressions of the analyzed file, evaluated by the abstract interpreter
+
+_CONFIG_MODEL = '''
+import torch
+import torch.nn as nn
+from dataclasses import dataclass
+
+VOCAB = 100
+
+
+@dataclass
+class Cfg:
+    n_layer: int = 4
+    dim: int = 32
+
+    @classmethod
+    def small(cls):
+        return cls(n_layer=1, dim=16)
+
+
+class PlainCfg:
+    def __init__(self, hidden_size=8, num_hidden_layers=3):
+        self.hidden_size = hidden_size
+        self.num_hidden_layers = num_hidden_layers
+
+
+class Net(nn.Module):
+    def __init__(self, config, dtype=torch.float32):
+        super().__init__()
+        dim = getattr(config, "dim", None) or config.hidden_size
+        n = getattr(config, "n_layer", None) or config.num_hidden_layers
+        self.emb = nn.Embedding(VOCAB, dim, dtype=dtype)
+        self.blocks = nn.ModuleList([nn.Linear(dim, dim, dtype=dtype) for _ in range(n)])
+
+    def forward(self, idx):
+        x = self.emb(idx)
+        for b in self.blocks:
+            x = b(x).relu()
+        return x
+'''
+
+
+def _net(init: str, example: str = "idx=randint(0, VOCAB, (2, 16))", comment: str = ""):
+    from kpredict.api import analyze_source
+    from kpredict.settings import Settings
+
+    src = _CONFIG_MODEL.replace("class Net(", comment + "class Net(") if comment else _CONFIG_MODEL
+    return analyze_source(src, "net.py", Settings(target="cpu"), only="Net.forward",
+                          inits={"Net.forward": init} if init else None, examples={"Net.forward": example})
+
+
+@pytest.mark.parametrize("init, layers, dim", [
+    ("config=Cfg(n_layer=2, dim=64)", 2, 64),
+    ("config=Cfg.small()", 1, 16),
+    ("config=PlainCfg(hidden_size=24, num_hidden_layers=2)", 2, 24),
+    ("config=SimpleNamespace(dim=8, n_layer=3)", 3, 8),
+])
+def test_init_values_are_expressions_of_the_file(init, layers, dim):
+    r = _net(init)
+    assert r.error is None, r.error
+    f = r.functions[0]
+    assert f.eager.kernels == 1 + 2 * layers  # embedding, then linear + relu per layer
+    # idx (int64) + table in, x out; per layer weight, bias, in and out of linear; relu reads and writes
+    tok, n = 2 * 16, 2 * 16 * dim * 4
+    emb = tok * 8 + 100 * dim * 4 + n
+    per_layer = (dim * dim * 4 + dim * 4 + 2 * n) + 2 * n
+    assert f.eager.bytes == emb + layers * per_layer
+    assert not [a for a in f.assumptions if "config" in a]
+
+
+def test_dtype_values_and_tuples():
+    r = _net("config=Cfg(n_layer=1, dim=8) dtype=torch.float16", "idx=torch.randint(0, VOCAB, size=(4,))")
+    assert r.error is None, r.error
+    assert r.functions[0].eager.bytes == 4 * 8 + 100 * 8 * 2 + 4 * 8 * 2 + (8 * 8 * 2 + 8 * 2 + 4 * 8 * 2 * 2) + 4 * 8 * 2 * 2
+
+
+@pytest.mark.parametrize("init, why", [
+    ("config=Nope(n_layer=2)", "name 'Nope' is not defined"),
+    ("config=Cfg(n_layer=2", "unbalanced '('"),
+    ("config=Cfg(n_layer=2))", "unbalanced ')'"),
+    ("config=Cfg(n_layer=2) idx=", "idx= has no value"),
+    ("config=1 +* 2", "not a Python expression"),
+])
+def test_a_bad_given_value_is_the_files_one_line_error(init, why):
+    r = _net(init)
+    assert r.error is not None and why in r.error and "\n" not in r.error
+    assert r.error.startswith("init for Net: ")
+
+
+def test_a_bad_value_in_a_comment_is_an_assumption_naming_it():
+    r = _net("", comment="# kpredict: init config=Missing() dtype=torch.float16\n")
+    assert any("# kpredict: init config=Missing(): name 'Missing' is not defined" in a
+               and "config takes its default" in a for a in r.functions[0].assumptions), r.functions[0].assumptions
+
+
+def test_the_given_value_replaces_the_comments_item_of_the_same_name():
+    r = _net("config=Cfg(n_layer=2, dim=64)", comment="# kpredict: init config=Cfg(n_layer=9) dtype=torch.float16\n")
+    assert r.error is None
+    f = r.functions[0]
+    assert f.eager.kernels == 5
+    assert f.eager.bytes is not None and (2 * 16 * 64 * 2) < f.eager.bytes  # float16, from the comment

@@ -1006,7 +1006,7 @@ def test_loop_count_reruns_reuse_what_the_first_pass_learned_of_other_modules(tm
     from kpredict import api
 
     real_rerun = api.rerun
-    monkeypatch.setattr(api, "rerun", lambda m, t, q, p, shared=None: real_rerun(m, t, q, p))
+    monkeypatch.setattr(api, "rerun", lambda m, t, q, p, shared=None, *given: real_rerun(m, t, q, p, None, *given))
     assert file_dict(analyze_source(model.read_bytes(), str(model), Settings())) == file_dict(fast)
     assert tops.count("consts.py") > 2  # fresh reruns: once per rerun too
 

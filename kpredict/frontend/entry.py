@@ -12,19 +12,21 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kpredict.examples import ExampleError, parse_examples, static_meta
-from kpredict.frontend.frame import Frame, _Budget, _Break, _Continue, _Idle, _Return, _span
+from kpredict.examples import (
+    CONSTRUCTORS, ExampleError, TensorSpec, _Dtype, comment_block, joined, merged_text, parse_value, split_items,
+    tensor_spec,
+)
+from kpredict.frontend.frame import MISSING, Frame, _Budget, _Break, _Continue, _Idle, _Return, _span, py
 from kpredict.frontend.interp import FILE_STEPS, IDLE_STEPS, Interpreter, Shared
 from kpredict.frontend.modes import merge_modes
 from kpredict.frontend.objects import reachable
 from kpredict.frontend.parse import ModuleInfo
-from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, Py, Seq, TensorRef, Unknown
+from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, ModRef, Py, Seq, TensorRef, Unknown
 from kpredict.ir import FunctionGraph, Span, TensorMeta
 from kpredict.ir import Unknown as UnknownOp
 from kpredict.opfacts import OpTable
 from kpredict.project import file_entries
 from kpredict.settings import Settings
-from kpredict.verify.annotations import comment_block, joined
 
 INIT_TAG = "init"
 
@@ -134,8 +136,7 @@ def _self_for(it: Interpreter, qualname: str, module: ModuleInfo, given: str | N
     cls = qualname.rsplit(".", 1)[0]
     if cls not in module.classes:
         return None
-    text = given or init_text(module, qualname, _entries(it))
-    return it.construct(ClassRef(cls), [], init_kwargs(it, module, qualname, given, text=text),
+    return it.construct(ClassRef(cls), [], init_kwargs(it, module, qualname, given),
                         module.classes[cls], describe=True)
 
 
@@ -146,17 +147,156 @@ def _bare_instance(module: ModuleInfo, qualname: str) -> object:
 
 def init_kwargs(it: Interpreter, module: ModuleInfo, qualname: str, given: str | None = None,
                 text: str | None = None) -> dict[str, object]:
-    """Constructor arguments from `given` (verify's --init) or `# kpredict: init ...`, as abstract values."""
-    kwargs: dict[str, object] = {}
-    text = text or given or init_text(module, qualname, _entries(it))
-    if text:
-        try:
-            for name, v in static_meta(parse_examples(text)).items():
-                kwargs[name] = (it.new_tensor(v, is_input=True, name=name) if isinstance(v, TensorMeta)
-                                else _py_value(v))
-        except ExampleError:
-            it.assume(f"# kpredict: init {text!r} could not be read; constructor defaults used", force=True)
-    return kwargs
+    """Constructor arguments from `# kpredict: init ...` (or pyproject.toml), with `given` (the
+    command line's or the API's --init) replacing items of the same name, as abstract values."""
+    cls = qualname.rsplit(".", 1)[0]
+    own = text if text is not None else init_text(module, qualname, _entries(it))
+    return _given_values(it, own, given, f"init for {cls}", "# kpredict: init", "takes its default")
+
+
+class InputError(ValueError):
+    """A value given on the command line or through the API (--init, --example) that cannot be
+    evaluated: the file's one-line error, never a silent fall-back."""
+
+
+# Names an input value may use although the file does not define them: torch's constructors by
+# their bare names (`randn(8)`), `torch` itself and `SimpleNamespace`. The file's own names win.
+INPUT_NAMES: dict[str, str] = {**{c: f"torch.{c}" for c in CONSTRUCTORS}, "torch": "torch",
+                               "SimpleNamespace": "types.SimpleNamespace"}
+
+
+def _given_values(it: Interpreter, own: str | None, given: str | None, what: str, tag: str,
+                  fallback: str) -> dict[str, object]:
+    """`own` (the file's comment or pyproject entry) merged with `given` (whose items win), each value
+    evaluated (`input_values`). A bad given value raises InputError; a bad value of the file is a
+    forced assumption naming it and why (listed with the figures), and that parameter is left out."""
+    try:
+        given_items = dict(split_items(given or ""))
+    except ExampleError as e:
+        raise InputError(f"{what}: {e}") from None
+    try:
+        own_items = dict(split_items(own or ""))
+    except ExampleError as e:
+        it.assume(f"{tag} {own!r} could not be read ({e}); every parameter {fallback}", force=True)
+        own_items = {}
+    items = {**own_items, **given_items}
+    if not items:
+        return {}
+    values, errors = input_values(it, list(items.items()))
+    for name, err in errors:
+        if name in given_items:
+            raise InputError(f"{what}: {err}")
+        it.assume(f"{tag} {err}; {name} {fallback}", force=True)
+    return values
+
+
+def input_values(it: Interpreter, items: list[tuple[str, str]]) -> tuple[dict[str, object], list[tuple[str, str]]]:
+    """`name=expr` items as abstract values: each expression evaluated by the interpreter in the
+    analyzed file's module namespace (as if written at the end of the file; `INPUT_NAMES` added),
+    never by importing it. Tensors become inputs of the graph; nothing evaluating them does is
+    recorded. Returns the values and, for each value that cannot be evaluated, (name, one-line why)."""
+    frame = Frame(env={}, qualname="<inputs>")
+    for n, dotted in INPUT_NAMES.items():
+        if isinstance(it.lookup(n, frame, None), Unknown):
+            frame.env[n] = ModRef(dotted)
+    values: dict[str, object] = {}
+    errors: list[tuple[str, str]] = []
+    was = it.recording
+    it.recording = False  # building the inputs is not part of the call being predicted
+    try:
+        for name, src in items:
+            try:
+                values[name] = _input_value(it, frame, name, src)
+            except ExampleError as e:
+                errors.append((name, str(e)))
+    finally:
+        it.recording = was
+    return values, errors
+
+
+def _input_value(it: Interpreter, frame: Frame, name: str, src: str) -> object:
+    try:
+        simple = parse_value(src, name)  # the fast path: literals and torch constructors
+    except ExampleError:
+        pass
+    else:
+        return _simple_value(it, simple, name)
+    try:
+        node = ast.parse(src.replace("\n", " ").strip(), mode="eval").body
+    except SyntaxError as e:
+        raise ExampleError(f"{name}={src}: not a Python expression ({e.msg})") from None
+    for n in _free_names(node):
+        if isinstance(it.lookup(n, frame, None), Unknown):
+            where = it.m.path.rsplit("/", 1)[-1]
+            raise ExampleError(f"{name}={src}: name {n!r} is not defined or imported in {where}")
+    v = _ev_input(it, frame, node, name, src)
+    if isinstance(v, Unknown):
+        raise ExampleError(f"{name}={src}: cannot be evaluated without running code kpredict does not see "
+                           f"({v.what or 'a value'})")
+    return v
+
+
+def _free_names(node: ast.AST) -> list[str]:
+    """Names an expression reads, less those its comprehensions and lambdas bind."""
+    bound = {a.arg for n in ast.walk(node) if isinstance(n, ast.Lambda) for a in ast.walk(n.args)
+             if isinstance(a, ast.arg)}
+    bound |= {t.id for n in ast.walk(node) if isinstance(n, ast.comprehension) for t in ast.walk(n.target)
+              if isinstance(t, ast.Name)}
+    out: list[str] = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound and n.id not in out:
+            out.append(n.id)
+    return out
+
+
+def _ev_input(it: Interpreter, frame: Frame, node: ast.expr, name: str, src: str) -> object:
+    """it.ev, but a torch constructor's result is an input tensor whose shape and dtype come from its
+    arguments (the interpreter's own creation ops do not know every constructor's shape, randint's)."""
+    if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return Seq([_ev_input(it, frame, e, name, src) for e in node.elts],
+                   "tuple" if isinstance(node, ast.Tuple) else "list")
+    if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+        d: dict = {}
+        for k, v in zip(node.keys, node.values):
+            key = py(it.ev(k, frame), MISSING)
+            if key is MISSING:
+                raise ExampleError(f"{name}={src}: dict key {ast.unparse(k)!r} is not a known value")
+            d[key] = _ev_input(it, frame, v, name, src)
+        return Dict(d)
+    if isinstance(node, ast.Call):
+        f = it.ev(node.func, frame)
+        if isinstance(f, ModRef) and f.dotted.startswith("torch.") and f.dotted[6:] in CONSTRUCTORS:
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                raise ExampleError(f"{name}={src}: *args and **kwargs are not allowed in a constructor")
+            args = [_plain_arg(it, frame, a, name, src) for a in node.args]
+            kwargs = {k.arg: _plain_arg(it, frame, k.value, name, src) for k in node.keywords if k.arg}
+            spec = tensor_spec(f.dotted[6:], args, kwargs, name)
+            return it.new_tensor(spec.meta, is_input=True, name=name)
+    v = it.ev(node, frame)
+    if isinstance(v, TensorRef) and it.fg.values.get(v.vid) is not None and it.fg.values[v.vid].name is None:
+        it.fg.values[v.vid].name = name
+    return v
+
+
+def _plain_arg(it: Interpreter, frame: Frame, node: ast.expr, name: str, src: str) -> object:
+    """A constructor argument as a Python value (a dtype as its name)."""
+    v = it.ev(node, frame)
+    if isinstance(v, ModRef) and v.dotted.startswith("torch."):
+        return v.dotted[6:]
+    out = py(v, MISSING)
+    if out is MISSING:
+        raise ExampleError(f"{name}={src}: {ast.unparse(node)!r} is not a known value")
+    return list(out) if isinstance(out, tuple) and isinstance(node, ast.List) else out
+
+
+def _simple_value(it: Interpreter, v: object, name: str) -> object:
+    if isinstance(v, TensorSpec):
+        return it.new_tensor(v.meta, is_input=True, name=name)
+    if isinstance(v, _Dtype):
+        return ModRef(f"torch.{v.name}")
+    if isinstance(v, (list, tuple)):
+        return Seq([_simple_value(it, x, name) for x in v], "list" if isinstance(v, list) else "tuple")
+    return Py(v)
 
 
 def _py_value(v: object) -> object:
@@ -166,12 +306,13 @@ def _py_value(v: object) -> object:
 
 
 def build_graphs(module: ModuleInfo, table: OpTable, settings: Settings, only: str | None = None,
-                 examples: dict[str, dict[str, object]] | None = None,
+                 examples: dict[str, str | dict[str, object]] | None = None,
                  inits: dict[str, str] | None = None, shared: Shared | None = None) -> Iterator[FunctionGraph]:
     """One FunctionGraph per function of the module (methods as Cls.name), plus <module> when it has ops.
     `shared`: the state the analyses share (a new one when None; see Shared.for_rerun).
-    examples / inits: per qualname, argument shapes and constructor arguments that take precedence
-    over the file's own annotations (verify's --example and --init)."""
+    examples / inits: per qualname, its inputs and its class's constructor arguments as `name=expr`
+    text (--example, --init), whose items replace those of the file's own comments; a value that
+    cannot be evaluated raises InputError."""
     inits = inits or {}
     shared = shared or Shared()
     call_sites: dict[str, list] = {}
@@ -207,7 +348,7 @@ def build_graphs(module: ModuleInfo, table: OpTable, settings: Settings, only: s
 
 def _run_entry(module: ModuleInfo, table: OpTable, settings: Settings, shared: Shared, env: dict,
                fg: FunctionGraph, fdef: ast.FunctionDef | ast.AsyncFunctionDef, call_sites: dict,
-               examples: dict[str, dict[str, object]], inits: dict[str, str]) -> None:
+               examples: dict[str, str | dict[str, object]], inits: dict[str, str]) -> None:
     """Analyze entry function fg.qualname into fg, as if called alone with the arguments found for it."""
     qualname = fg.qualname
     shared.constructed.begin()
@@ -292,34 +433,29 @@ def _leaves(fg: FunctionGraph) -> list[int]:
 EXAMPLE_TAG = "example"
 
 
-def comment_examples(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
-                     qualname: str | None, entries: dict[str, dict[str, str]]) -> dict[str, object] | None:
-    """Shapes from the `# kpredict: example a=randn(8) ...` comment right above a def (or its
-    decorators), else from `[tool.kpredict.examples]` in pyproject.toml: the same inputs verify uses."""
+def example_text(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
+                 qualname: str | None, entries: dict[str, dict[str, str]]) -> str | None:
+    """The `# kpredict: example a=randn(8) ...` comment right above a def (or its decorators), else
+    its `[tool.kpredict.examples]` entry in pyproject.toml: the same inputs verify uses."""
     first = min([fdef.lineno] + [d.lineno for d in fdef.decorator_list])
     text = joined(comment_block(module.lines, first), EXAMPLE_TAG)
     if text is None and qualname:
         text = entries.get("examples", {}).get(qualname)
-    if not text:
-        return None
-    try:
-        return static_meta(parse_examples(text))
-    except ExampleError:
-        return None
+    return text
 
 
 def _arguments(it: Interpreter, qualname: str, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
-               call_sites: dict, examples: dict[str, dict[str, object]]) -> tuple[list, dict]:
-    """Arguments for analyzing a function alone: its example comment, else its first module-level call."""
-    ex = examples.get(qualname) or comment_examples(it.m, fdef, qualname, _entries(it))
-    if ex:
-        kwargs: dict[str, object] = {}
-        for name, v in ex.items():
-            if isinstance(v, TensorMeta):
-                kwargs[name] = it.new_tensor(v, is_input=True, name=name)
-            else:
-                kwargs[name] = Py(v)
-        return [], kwargs
+               call_sites: dict, examples: dict[str, dict[str, object] | str]) -> tuple[list, dict]:
+    """Arguments for analyzing a function alone: its example comment (items given through the API,
+    as text, replace those of the same name), else its first module-level call."""
+    given = examples.get(qualname)
+    if isinstance(given, dict):  # shapes and values already read (TensorMeta or plain values)
+        return [], {name: it.new_tensor(v, is_input=True, name=name) if isinstance(v, TensorMeta) else _py_value(v)
+                    for name, v in given.items()}
+    own = example_text(it.m, fdef, qualname, _entries(it))
+    if own or given:
+        return [], _given_values(it, own, given, f"example for {qualname}", "# kpredict: example",
+                                 "is not given")
     site = call_sites.get(qualname)
     if site:
         args, kwargs = site

@@ -1277,6 +1277,8 @@ class Interpreter(ObjectModel):
             return self.apply_fact(fact, self_t, args[1:], kwargs, node)
         if self.table.is_container(dotted):  # BaseModelOutput(last_hidden_state=h): its fields, no op
             return Instance(dotted.rsplit(".", 1)[-1], dict(kwargs), CONTAINER)
+        if dotted in ("types.SimpleNamespace", "argparse.Namespace") and not args:  # a config as a namespace
+            return Instance(dotted.rsplit(".", 1)[-1], dict(kwargs), CONTAINER)
         if dotted in _CONTEXTS or dotted in _HOST_ONLY or dotted.startswith("torch.backends") or dotted.startswith("torch.profiler"):
             return Opaque(dotted)
         if dotted in _PY_FUNCS:
