@@ -12,7 +12,10 @@ def render(run: LintRun) -> str:
 
 
 def summary(run: LintRun) -> str:
-    n = run.count
-    if n == 0:
-        return "All checks passed!"
-    return f"Found {n} finding{'' if n == 1 else 's'}."
+    """The last line: "All checks passed!" only when every file was analyzed and nothing was found;
+    files that could not be analyzed (each one `path: error: ...` line on stderr) are counted."""
+    n, e = run.count, len(run.errors)
+    found = f"Found {n} finding{'' if n == 1 else 's'}" if n else "No findings"
+    if not e:
+        return f"{found}." if n else "All checks passed!"
+    return f"{found}; {e} file{'' if e == 1 else 's'} could not be analyzed."

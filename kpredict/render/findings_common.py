@@ -5,8 +5,12 @@ Diagnostics carry 0-based code-point columns (ir.Span); each renderer converts t
 
 from __future__ import annotations
 
+import hashlib
+import re
+from collections.abc import Iterator
 from typing import Any
 
+from kpredict.lint.model import Diagnostic, FileResult, LintRun
 from kpredict.render.text_report import human_bytes
 
 
@@ -42,3 +46,28 @@ def utf8_column(line_text: str, cp_col: int) -> int:
 
 def line_of(lines: list[str], n: int) -> str:
     return lines[n - 1] if 0 < n <= len(lines) else ""
+
+
+# Files that could not be analyzed (a missing path, a syntax error, a crash): every format shows
+# them as an error entry, never drops them. Errors name their line when they have one ("line 3: ...").
+ERROR_LINE = re.compile(r"^line (\d+):")
+
+
+def error_line(error: str) -> int | None:
+    """The 1-based line an analysis error names, or None ("no such file or directory")."""
+    m = ERROR_LINE.match(error)
+    return int(m.group(1)) if m else None
+
+
+def error_fingerprint(f: FileResult) -> str:
+    """A stable id for a file's error entry: the file and the error, as findings' ids are."""
+    return hashlib.sha256("\0".join(("error", f.relpath, f.error or "")).encode("utf-8")).hexdigest()[:16] + ":1"
+
+
+def entries(run: LintRun) -> Iterator[tuple[FileResult, Diagnostic | None]]:
+    """Files in order: (file, diagnostic) per finding, and (file, None) for a file that could not be analyzed."""
+    for f in run.files:
+        if f.error:
+            yield f, None
+        for d in f.diagnostics:
+            yield f, d

@@ -3,7 +3,8 @@
 Each issue: `description`, `check_name` (the rule code), `fingerprint` (unique per issue: GitLab
 shows one issue per fingerprint), `severity` (info|minor|major|critical|blocker) and
 `location{path, positions{begin{line, column}, end{line, column}}}` with a repository-relative path
-and 1-based columns. CI: `artifacts: reports: codequality: gl-code-quality-report.json`.
+and 1-based columns. CI: `artifacts: reports: codequality: gl-code-quality-report.json`. A file
+that could not be analyzed is a `critical` issue with check_name `error`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import hashlib
 import json
 
 from kpredict.lint.model import LintRun
+from kpredict.render.findings_common import error_fingerprint, error_line
 
 SEVERITY = {"error": "critical", "warning": "major", "info": "info"}
 
@@ -28,5 +30,15 @@ def render(run: LintRun) -> str:
             "severity": SEVERITY.get(d.severity, "major"),
             "location": {"path": f.relpath, "positions": {"begin": {"line": s.line, "column": s.col + 1},
                                                           "end": {"line": s.end_line, "column": s.end_col + 1}}},
+        })
+    for f in run.errors:
+        line = error_line(f.error or "") or 1
+        issues.append({
+            "description": f"error: {f.error}",
+            "check_name": "error",
+            "fingerprint": hashlib.md5(f"{f.relpath}\0{error_fingerprint(f)}".encode(), usedforsecurity=False).hexdigest(),
+            "severity": "critical",
+            "location": {"path": f.relpath, "positions": {"begin": {"line": line, "column": 1},
+                                                          "end": {"line": line, "column": 1}}},
         })
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

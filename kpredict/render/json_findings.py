@@ -3,6 +3,10 @@
 Each object: code, name, severity, message, filename (as given), path (relative to the repository
 root), qualname, location / end_location ({row, column}, 1-based, columns in code points), noqa_row,
 figures (the numbers the message quotes), help, fingerprint.
+
+A file that could not be analyzed (a missing path, a syntax error) is an object of the same shape
+with `"code": null` (as ruff writes a syntax error), `"name": "error"`, `"severity": "error"`, the
+error as its message, its line when the error names one (else 1) and `"qualname": null`.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import json
 from typing import Any
 
 from kpredict.lint.model import Diagnostic, FileResult, LintRun
+from kpredict.render.findings_common import entries, error_fingerprint, error_line
 
 
 def finding_dict(f: FileResult, d: Diagnostic) -> dict[str, Any]:
@@ -23,5 +28,19 @@ def finding_dict(f: FileResult, d: Diagnostic) -> dict[str, Any]:
     }
 
 
+def error_dict(f: FileResult) -> dict[str, Any]:
+    row = error_line(f.error or "") or 1
+    return {
+        "code": None, "name": "error", "severity": "error", "message": f.error,
+        "filename": f.path, "path": f.relpath, "qualname": None,
+        "location": {"row": row, "column": 1}, "end_location": {"row": row, "column": 1},
+        "noqa_row": None, "figures": None, "help": "", "fingerprint": error_fingerprint(f),
+    }
+
+
+def entry_dict(f: FileResult, d: Diagnostic | None) -> dict[str, Any]:
+    return error_dict(f) if d is None else finding_dict(f, d)
+
+
 def render(run: LintRun) -> str:
-    return json.dumps([finding_dict(f, d) for f, d in run.diagnostics()], indent=2, ensure_ascii=False) + "\n"
+    return json.dumps([entry_dict(f, d) for f, d in entries(run)], indent=2, ensure_ascii=False) + "\n"

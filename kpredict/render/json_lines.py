@@ -1,12 +1,14 @@
-"""`--output-format json-lines`: the objects of the json format, one per line."""
+"""`--output-format json-lines`: the objects of the json format (files that could not be analyzed
+included), one per line."""
 
 from __future__ import annotations
 
 import json
 
 from kpredict.lint.model import LintRun
-from kpredict.render.json_findings import finding_dict
+from kpredict.render.findings_common import entries
+from kpredict.render.json_findings import entry_dict
 
 
 def render(run: LintRun) -> str:
-    return "".join(json.dumps(finding_dict(f, d), ensure_ascii=False) + "\n" for f, d in run.diagnostics())
+    return "".join(json.dumps(entry_dict(f, d), ensure_ascii=False) + "\n" for f, d in entries(run))

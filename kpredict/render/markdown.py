@@ -17,6 +17,9 @@ def cell(text: object) -> str:
 def render(run: LintRun) -> str:
     n = run.count
     title = "no findings" if n == 0 else f"{n} finding{'' if n == 1 else 's'}"
+    if run.errors:
+        e = len(run.errors)
+        title += f", {e} file{'' if e == 1 else 's'} not analyzed"
     out = [f"### kpredict: {title}", "", f"Predicted for `{run.target}`, per call; compiled means under `torch.compile`.", ""]
     rows = []
     for f in run.files:

@@ -2,7 +2,8 @@
 
 From reviewdog's proto/rdf/reviewdog.proto: `message`, `location{path, range{start, end}}` with
 1-based lines and 1-based columns counted in UTF-8 bytes, `end` exclusive; `severity`
-ERROR|WARNING|INFO; `source{name}`; `code{value}`.
+ERROR|WARNING|INFO; `source{name}`; `code{value}`. A file that could not be analyzed is an ERROR
+diagnostic without a code (on its line when the error names one, else on the whole file).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 
 from kpredict.lint.model import LintRun
-from kpredict.render.findings_common import line_of, utf8_column
+from kpredict.render.findings_common import error_line, line_of, utf8_column
 
 SEVERITY = {"error": "ERROR", "warning": "WARNING", "info": "INFO"}
 
@@ -30,4 +31,11 @@ def render(run: LintRun) -> str:
             "code": {"value": d.code},
         }
         out.append(json.dumps(obj, ensure_ascii=False))
+    for f in run.errors:
+        location: dict = {"path": f.relpath}
+        line = error_line(f.error or "")
+        if line is not None:
+            location["range"] = {"start": {"line": line}}
+        out.append(json.dumps({"message": f"error: {f.error}", "location": location, "severity": "ERROR",
+                               "source": {"name": "kpredict"}}, ensure_ascii=False))
     return "".join(line + "\n" for line in out)
