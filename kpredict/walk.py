@@ -340,11 +340,13 @@ def walk_dir(root: Path, seen_dirs: set[str] | None = None, errors: list[Target]
     return sorted(files, key=lambda p: p.as_posix())
 
 
-def discover(specs: Iterable[str], use_git: bool = True) -> list[Target]:
+def discover(specs: Iterable[str], use_git: bool = True, empty: list[str] | None = None) -> list[Target]:
     """Expand command-line paths (`dir`, `file.py`, `file.py::Qual.name`) into targets, in order.
 
     Each file appears once (by real path, per qualname). Missing paths and unreadable folders become
-    targets with an `error`, so the caller reports them as `path: error: ...` and goes on.
+    targets with an `error`, so the caller reports them as `path: error: ...` and goes on. A folder
+    under which no `.py` file is found (and that no earlier argument walked) is appended to `empty`,
+    for the caller's "no Python files found under DIR" warning.
     """
     out: list[Target] = []
     seen: set[tuple[str, str | None]] = set()
@@ -364,9 +366,13 @@ def discover(specs: Iterable[str], use_git: bool = True) -> list[Target]:
         p = Path(path)
         if only is None and p.is_dir():
             errors: list[Target] = []
-            for f in walk_dir(p, seen_dirs, errors, use_git=use_git):
+            walked_before = os.path.realpath(p) in seen_dirs
+            found = walk_dir(p, seen_dirs, errors, use_git=use_git)
+            for f in found:
                 add(str(f), None)
             out.extend(errors)
+            if not found and not errors and not walked_before and empty is not None:
+                empty.append(path)
         elif not os.path.lexists(path):
             out.append(Target(path, only, error="no such file or directory"))
         else:

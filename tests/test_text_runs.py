@@ -68,7 +68,7 @@ def test_text_report_shows_a_repeated_block_once_and_verbose_shows_all():
                          f"{STACK}::Stack.forward"]).output
     assert "repeat" not in verbose
     assert "(" not in verbose.split("kernels: ")[1].splitlines()[0]
-    doc = json.loads(run(main, ["report", "--no-cache", "-j", "1", "--target", "cpu", "--format", "json",
-                                f"{STACK}::Stack.forward"]).output)
+    doc = json.loads(run(main, ["report", "--no-cache", "-j", "1", "--target", "cpu", "--output-format", "json",
+                                "--detail", f"{STACK}::Stack.forward"]).output)
     fn = doc["files"][0]["functions"][0]
     assert len(fn["ops"]) == 16 and len(fn["compiled"]["kernel_names"]) == 14

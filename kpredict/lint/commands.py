@@ -76,9 +76,18 @@ def repository_root(start: str = ".") -> str:
         return os.path.abspath(start)
 
 
-def discover(paths: tuple[str, ...]) -> list[tuple[str, str | None, str | None]]:
-    """(path, qualname or None, error or None) for every file to check."""
-    return [(t.path, t.only, t.error) for t in walk.discover(paths)]
+def discover(paths: tuple[str, ...], empty: list[str] | None = None) -> list[tuple[str, str | None, str | None]]:
+    """(path, qualname or None, error or None) for every file to check; folders with no .py file go to `empty`."""
+    return [(t.path, t.only, t.error) for t in walk.discover(paths, empty=empty)]
+
+
+def warn_no_files(empty: list[str], found_any: bool) -> None:
+    """ruff's warning when a folder holds no Python file (the exit status is not changed by it):
+    one line per such folder, or one for all the paths when every file found was excluded."""
+    for d in empty:
+        click.echo(f"kpredict: warning: no Python files found under {d}", err=True)
+    if not empty and not found_any:
+        click.echo("kpredict: warning: no Python files found under the given paths", err=True)
 
 
 def file_result(path: str, root: str, report: FileReport) -> FileResult:
@@ -153,8 +162,8 @@ def settings_text(path: str, resolved: Resolved, fmt: str) -> str:
 @click.option("--extend-exclude", multiple=True, metavar="GLOB", help="More paths to skip while walking directories.")
 @click.option("--force-exclude", is_flag=True,
               help="Apply exclude to files named on the command line too (for pre-commit, which names every file).")
-@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None, envvar="KPREDICT_OUTPUT_FORMAT",
-              help="Default: full on a terminal, concise otherwise (or when CI is set).")
+@click.option("--output-format", "--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default=None,
+              envvar="KPREDICT_OUTPUT_FORMAT", help="Default: full on a terminal, concise otherwise (or when CI is set).")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the output here.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", "show_stats", is_flag=True, help="Count findings per rule instead of listing them.")
@@ -180,12 +189,14 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
                              ("--extend-select", cli.extend_select)):
             validate_selectors(values, name)
         paths = paths or (".",)
-        items = collect(paths, cli, force_exclude)
+        empty: list[str] = []
+        items = collect(paths, cli, force_exclude, empty)
         first = (items[0][0], items[0][2]) if items else (paths[0], resolve_for(paths[0], cli))
         fmt = output_format or first[1].output_format or default_format(output_file)
         if show_settings:
             click.echo(settings_text(first[0], first[1], fmt), nl=False)
             sys.exit(EXIT_CLEAN)
+        warn_no_files(empty, bool(items))
         root = repository_root()
         files = lint_items(items, root, run)
         target_name = first[1].settings.target
@@ -223,12 +234,13 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
 Item = tuple[str, "str | None", Resolved, "str | None"]  # path, qualname, configuration, error
 
 
-def collect(paths: tuple[str, ...], cli: Overrides, force_exclude: bool) -> list[Item]:
+def collect(paths: tuple[str, ...], cli: Overrides, force_exclude: bool, empty: list[str] | None = None) -> list[Item]:
     """The files to check with their configuration; `exclude` skips files found by walking a
-    directory (and, with force_exclude, files named on the command line too)."""
+    directory (and, with force_exclude, files named on the command line too). Folders under which
+    no .py file is found are appended to `empty`."""
     named = {os.path.normpath(p.partition("::")[0]) for p in paths}
     items: list[Item] = []
-    for path, only, error in discover(paths):
+    for path, only, error in discover(paths, empty):
         resolved = resolve_for(path, cli)
         if error is None and resolved.exclude and (force_exclude or os.path.normpath(path) not in named):
             if any(path_matches(relative_to(path, resolved.root), pat) for pat in resolved.exclude):
@@ -268,7 +280,8 @@ def _report_errors(files: list[FileResult]) -> None:
 @click.command("rule")
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="Every rule's documentation.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
 def rule_command(code: str | None, show_all: bool, fmt: str) -> None:
     """Explain a rule: what it finds, why it costs, an example and what to write instead."""
     if show_all:
@@ -290,7 +303,8 @@ def rule_command(code: str | None, show_all: bool, fmt: str) -> None:
 
 
 @click.command("rules")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
 def rules_command(fmt: str) -> None:
     """List every rule: code, name, default severity and what it reports."""
     if fmt == "json":
@@ -310,7 +324,8 @@ def rules_command(fmt: str) -> None:
 @click.argument("head", required=False)
 @analysis_options
 @click.option("--path", "only_paths", multiple=True, help="Only files under this path (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True)
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the output here.")
 @click.option("--fail-on-increase", is_flag=True, help="Exit 1 when a function's kernels or bytes grew.")
 def diff_command(base: str, head: str | None, target: str | None, mode: str | None, dims: tuple[str, ...],

@@ -131,4 +131,5 @@ def render(r: Report, verbose: bool = False) -> str:
         which = skipped[0].path if one else f"{len(skipped)} files"
         out.append(f"{which}: not analyzed: no torch import reached (--all-files analyzes "
                    f"{'it' if one else 'them'}{'' if one else ', -v lists them'})\n")
-    return "\n".join(out)
+    text = "\n".join(out)
+    return text if text.endswith("\n") else text + "\n"  # no file: the target line alone

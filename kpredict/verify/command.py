@@ -39,7 +39,8 @@ def project_defaults(path: str, device: str, mode: str | None) -> tuple[str, str
               help="Example inputs, e.g. \"a=randn(1_000_000) b=randn(1_000_000)\" (overrides the comment).")
 @click.option("--init", "init", default=None, metavar="STR",
               help="Constructor arguments for Cls.method, e.g. \"d=128\".")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds before the run is stopped.")
 @click.option("--eager-only", is_flag=True, help="Skip the torch.compile measurement.")
 @click.option("--mode", type=click.Choice(["eval", "train"]), default=None,
