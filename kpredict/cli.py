@@ -11,6 +11,7 @@ from kpredict.cli_options import RunOptions, common_options, parse_dims
 from kpredict.ir import Report
 from kpredict.lint.commands import register as register_lint
 from kpredict.lint.commands import warn_no_files
+from kpredict.lint.config import ConfigError, Overrides, resolve_for
 from kpredict.lint.engine import Linter
 from kpredict.parallel import analyze_targets
 from kpredict.render.json_report import render as render_json
@@ -60,8 +61,6 @@ def main() -> None:
 def report(paths: tuple[str, ...], target: str | None, mode: str | None, fmt: str, dims: tuple[str, ...],
            verbose: bool, detail: bool, all_files: bool, run: RunOptions) -> None:
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
-    from kpredict.lint.config import ConfigError, Overrides, resolve_for
-
     cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), all_files=all_files)
     try:  # the project's settings (kpredict.project) for the first path, the command line on top, as `check`
         resolved = resolve_for(paths[0].partition("::")[0], cli)

@@ -55,11 +55,10 @@ LAYERS: dict[str, int] = {
     "kpredict.lint.model": 0,
     # 1. op facts: the op table read from rules/*.toml.
     "kpredict.opfacts": 1,
-    # 2. project settings and inputs: pyproject settings, --dim values, annotations and examples
-    #    written in the analyzed files' comments.
+    # 2. project settings and inputs: pyproject settings (dims, examples and init among them), and
+    #    example inputs and the `# kpredict:` comments above a def that hold them (kpredict.examples).
     "kpredict.project": 2,
-    "kpredict.dims": 2,
-    "kpredict.inputs": 2,
+    "kpredict.examples": 2,
     # 3. frontend: parse and interpret the analyzed code into op graphs.
     "kpredict.frontend": 3,
     # 4. models: kernels and traffic of an op graph, eager and compiled.
@@ -92,24 +91,6 @@ TYPE_ONLY: dict[tuple[str, str], str] = {
     ("kpredict.lint.model", "kpredict.lint.context"):
         "Rule.check(fn: FunctionContext): the rule interface names the context the engine hands each rule",
 }
-
-# Known violations, each with the reason it still stands. Temporary: remove an entry with its cause
-# (an entry whose import is gone is harmless; test_temporary_entries_name_existing_modules keeps
-# them from naming modules that no longer exist).
-BEING_MOVED_BY_SETTINGS_LOADER_WORK = "being moved by the settings loader work"
-IN_A_FILE_ANOTHER_CHANGE_IS_EDITING = "inside a function in a file another change is editing now; hoist when it lands"
-KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
-    # comment_block / joined read `# kpredict: ...` comments: inputs, to move out of verify/annotations.py
-    ("kpredict.frontend.entry", "kpredict.verify.annotations"): BEING_MOVED_BY_SETTINGS_LOADER_WORK,
-    ("kpredict.lint.config", "kpredict.lint.registry"): BEING_MOVED_BY_SETTINGS_LOADER_WORK,
-    ("kpredict.cli", "kpredict.lint.config"): BEING_MOVED_BY_SETTINGS_LOADER_WORK,
-    ("kpredict.verify.command", "kpredict.verify.render"): IN_A_FILE_ANOTHER_CHANGE_IS_EDITING,
-    ("kpredict.verify.recorded", "kpredict.verify.runner"): IN_A_FILE_ANOTHER_CHANGE_IS_EDITING,
-    ("kpredict.verify.runner", "kpredict.verify.annotations"): IN_A_FILE_ANOTHER_CHANGE_IS_EDITING,
-    ("kpredict.verify.runner", "kpredict.verify.examples"): IN_A_FILE_ANOTHER_CHANGE_IS_EDITING,
-    ("kpredict.verify.runner", "kpredict.api"): IN_A_FILE_ANOTHER_CHANGE_IS_EDITING,
-}
-
 
 @dataclass(frozen=True)
 class Edge:
@@ -262,10 +243,10 @@ def cycles(edges: list[Edge]) -> list[list[str]]:
 
 
 def violations(edges: list[Edge]) -> list[str]:
-    """Every arrow that breaks a layer rule, but for KNOWN_VIOLATIONS."""
+    """Every arrow that breaks a layer rule."""
     out = []
     for e in edges:
-        if (e.src, e.dst) in KNOWN_VIOLATIONS or (e.type_checking and (e.src, e.dst) in TYPE_ONLY):
+        if e.type_checking and (e.src, e.dst) in TYPE_ONLY:
             continue
         src, dst = layer_of(e.src), layer_of(e.dst)
         if src is None or dst is None:
@@ -307,15 +288,10 @@ def test_allow_lists_name_imports_that_exist() -> None:
     assert [k for k in TYPE_ONLY if k not in typed] == []
 
 
-def test_temporary_entries_name_existing_modules() -> None:
-    mods = modules()
-    assert [k for k in KNOWN_VIOLATIONS if k[1] not in mods] == []
-
-
 def test_no_kpredict_import_inside_a_function() -> None:
     _, edges, _ = scan()
     bad = [e.where() for e in edges
-           if e.in_function and (e.src, e.dst) not in LAZY and (e.src, e.dst) not in KNOWN_VIOLATIONS]
+           if e.in_function and (e.src, e.dst) not in LAZY]
     assert bad == []
 
 

@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from kpredict.ir import CompiledFigures, Figures, FunctionReport, OpRow, Span
-from kpredict.verify.annotations import annotations_for, comment_block, definitions
+from kpredict.examples import comment_block
+from kpredict.verify.annotations import annotations_for, definitions
 from kpredict.verify.command import verify_command
 from kpredict.verify.render import render_json, render_text, result_dict
 from kpredict.verify.runner import FunctionCheck, VerifyResult, compare, normalize_name

@@ -21,7 +21,7 @@ a layer without it adjusts the one below.
     [tool.kpredict.rules.KP101]     # or [tool.kpredict.rules.unfused-elementwise-chain]
     min-chain-length = 4
 
-This module is imported by kpredict.api, so it imports no rule at module level.
+The rules' codes, names and options come from kpredict.lint.registry (no rule imports this module).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from kpredict import project
+from kpredict.lint.registry import by_code, codes, get
 from kpredict.project import KEYS, ConfigError  # noqa: F401 - re-exported (every command catches ConfigError)
 from kpredict.settings import Settings
 
@@ -51,13 +52,9 @@ class LintConfig:
 
     @classmethod
     def default(cls, **overrides: Any) -> LintConfig:
-        from kpredict.lint.registry import codes
-
         return cls(enabled=frozenset(codes()), **overrides)
 
     def rule_options(self, code: str) -> dict[str, Any]:
-        from kpredict.lint.registry import by_code
-
         rule = by_code()[code]
         out = dict(rule.options)
         for c, opts in self.options:
@@ -71,9 +68,9 @@ class LintConfig:
             return self.enabled
         rel = relative_to(path, self.root)
         off: set[str] = set()
-        for pattern, codes in self.per_file_ignores:
+        for pattern, ignored in self.per_file_ignores:
             if path_matches(rel, pattern):
-                off |= codes
+                off |= ignored
         return self.enabled - off
 
 
@@ -192,8 +189,6 @@ def _specificity(selector: str, code: str) -> int:
 
 
 def validate_selectors(selectors: tuple[str, ...] | list[str], where: str) -> None:
-    from kpredict.lint.registry import codes, get
-
     all_codes = codes()
     for s in selectors:
         u = s.strip().upper()
@@ -204,8 +199,6 @@ def validate_selectors(selectors: tuple[str, ...] | list[str], where: str) -> No
 
 def _normalize(selectors: tuple[str, ...]) -> tuple[str, ...]:
     """Rule names stand for their codes."""
-    from kpredict.lint.registry import get
-
     out = []
     for s in selectors:
         r = get(s) if not s.strip().upper().startswith("KP") and s.strip().upper() != "ALL" else None
@@ -214,8 +207,6 @@ def _normalize(selectors: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def select_codes(layers: list[Layer]) -> frozenset[str]:
-    from kpredict.lint.registry import codes
-
     enabled: set[str] = set()
     for layer in layers:
         sel = _normalize(layer.select) if layer.select is not None else None
@@ -235,8 +226,6 @@ def select_codes(layers: list[Layer]) -> frozenset[str]:
 
 def expand(selectors: tuple[str, ...]) -> list[str]:
     """Codes matched by selectors (prefixes, ALL, names)."""
-    from kpredict.lint.registry import codes
-
     sels = _normalize(selectors)
     return [c for c in codes() if any(_specificity(s, c) >= 0 for s in sels)]
 
@@ -260,8 +249,6 @@ def _codes_list(table: dict, key: str, where: str, none_ok: bool = False) -> tup
 
 
 def _rule_options(raw: Any, where: str) -> dict[str, dict[str, Any]]:
-    from kpredict.lint.registry import get
-
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: [tool.kpredict.rules] must hold one table per rule")
     out: dict[str, dict[str, Any]] = {}
@@ -276,8 +263,6 @@ def _rule_options(raw: Any, where: str) -> dict[str, dict[str, Any]]:
 
 
 def _check_options(options: dict[str, dict[str, Any]], where: str) -> None:
-    from kpredict.lint.registry import by_code
-
     for code, opts in options.items():
         rule = by_code()[code]
         for name, value in opts.items():
@@ -291,8 +276,6 @@ def _check_options(options: dict[str, dict[str, Any]], where: str) -> None:
 
 def parse_rule_option(text: str) -> tuple[str, str, Any]:
     """`KP101.min-chain-length=4` (or `unfused-elementwise-chain.min-chain-length=4`)."""
-    from kpredict.lint.registry import get
-
     head, eq, value = text.partition("=")
     rule_key, dot, name = head.rpartition(".")
     rule = get(rule_key) if dot else None

@@ -5,9 +5,9 @@
     # kpredict: cuda-only compiled=3 source=...    (any other tag is kept as free text)
 
 The comment block is the run of `#` lines directly above the definition, with no blank line in
-between; several lines with the same tag are joined. Plain text scanning plus the standard `ast`
-module to find where definitions start: no torch, no libcst, and nothing of the file is run, so the
-static side can use it too.
+between; several lines with the same tag are joined (kpredict/examples.py reads a block, for the
+frontend too). Plain text scanning plus the standard `ast` module to find where definitions start:
+no torch, no libcst, and nothing of the file is run.
 
 pyproject.toml (the project's: the nearest one above the file with a [tool.kpredict] table, see
 kpredict/project.py):
@@ -23,13 +23,11 @@ Keys are paths relative to the pyproject.toml's folder, `::`, and a qualname.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kpredict.examples import comment_block, joined
 from kpredict.project import file_entries
-
-MARK = re.compile(r"^\s*#\s*kpredict:\s*([A-Za-z][\w-]*)\b[ \t]*(.*?)\s*$")
 
 
 @dataclass
@@ -41,21 +39,6 @@ class Annotations:
     tags: dict[str, list[str]] = field(default_factory=dict)  # every tag of the def's block
     example_source: str | None = None  # "comment" | "pyproject"
     init_source: str | None = None
-
-
-def comment_block(lines: list[str], first_line: int) -> dict[str, list[str]]:
-    """Tags of the `# kpredict:` lines in the comment run directly above 1-based `first_line`."""
-    tags: dict[str, list[str]] = {}
-    i = first_line - 2
-    block: list[str] = []
-    while i >= 0 and lines[i].lstrip().startswith("#"):
-        block.insert(0, lines[i])
-        i -= 1
-    for text in block:
-        m = MARK.match(text)
-        if m:
-            tags.setdefault(m.group(1), []).append(m.group(2))
-    return tags
 
 
 def definitions(source: str) -> dict[str, tuple[int, str]]:
@@ -79,10 +62,6 @@ def definitions(source: str) -> dict[str, tuple[int, str]]:
 
     visit(tree.body, "")
     return out
-
-
-def joined(tags: dict[str, list[str]], tag: str) -> str | None:
-    return " ".join(tags[tag]).strip() if tag in tags else None
 
 
 def pyproject_entry(path: Path, qualname: str, table: str) -> str | None:

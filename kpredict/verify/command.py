@@ -10,6 +10,7 @@ import sys
 import click
 
 from kpredict import project
+from kpredict.verify.render import render_json, render_text
 from kpredict.verify.runner import EXIT_NO_DEVICE, run_verify
 
 
@@ -69,16 +70,10 @@ def verify_command(target: str, device: str, example: str | None, init: str | No
     if code == EXIT_NO_DEVICE:
         click.echo(f"kpredict: {res.error['message'] if res.error else '--device: not available'}", err=True)
         if fmt == "json":
-            from kpredict.verify.render import render_json
-
             click.echo(render_json(res), nl=False)
         sys.exit(code)
     if fmt == "json":
-        from kpredict.verify.render import render_json
-
         click.echo(render_json(res), nl=False)
     else:
-        from kpredict.verify.render import render_text
-
         click.echo(render_text(res), nl=False)
     sys.exit(code)

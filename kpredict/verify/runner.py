@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kpredict import project
+from kpredict import api, project
 from kpredict.ir import FileReport, FunctionReport
+from kpredict.verify.annotations import annotations_for
+from kpredict.verify.examples import ExampleError, parse_examples, static_meta
 
 EXIT_MATCH, EXIT_MISMATCH, EXIT_ERROR, EXIT_NO_DEVICE = 0, 1, 2, 3
 _PKG_PARENT = str(Path(__file__).resolve().parent.parent.parent)
@@ -163,9 +165,6 @@ def _example_meta(path: str, qualname: str | None, example: str | None, device: 
     """Shapes for the static side from the same sources the child uses (comment < pyproject < --example)."""
     if qualname is None:
         return None, None
-    from kpredict.verify.annotations import annotations_for
-    from kpredict.verify.examples import ExampleError, parse_examples, static_meta
-
     try:
         ann = annotations_for(path, qualname)
         spec = parse_examples(ann.example or "")
@@ -181,8 +180,6 @@ def predict(path: str, target: str, qualname: str | None, examples: dict | None,
     """`kpredict.api.analyze_file` for the device's target, with the same example shapes,
     constructor arguments and module mode the child runs with, and the project's other settings
     (dims, all-files: kpredict.project, as every command)."""
-    from kpredict import api
-
     try:
         settings = project.settings_for(path, project.Options(target=target, mode=mode))
     except project.ConfigError as e:
