@@ -23,6 +23,7 @@ from typing import Any
 
 from kpredict import api, project
 from kpredict.ir import FileReport, FunctionReport
+from kpredict.verify.origin import with_library_extra
 from kpredict.verify.annotations import annotations_for
 from kpredict.verify.examples import ExampleError, parse_examples, static_meta
 
@@ -209,8 +210,10 @@ def _eq(p: Any, m: Any) -> bool | None:
 
 def launches(phase: dict[str, Any]) -> int:
     """The measured kernel count a prediction is held to: GPU kernels, less the helper kernels that
-    cuBLAS/cuDNN add beside a call's main one (split-K reductions, padding), which the library
-    picks per shape and GPU; they are shown apart. On cpu there are none."""
+    cuBLAS/cuDNN run inside a call beside its main one (split-K reductions, scal, padding and layout
+    transforms), which the library picks per shape and GPU; they are shown apart. ATen's kernels
+    around a call (a convolution's bias add, an addmm's bias copy) are launches (kpredict.verify.origin
+    derives `library_extra` from the raw kernel names). On cpu there are none."""
     return int(phase["kernels"]) - int(phase.get("library_extra") or 0)
 
 
@@ -327,6 +330,7 @@ def _launches(measured: dict[str, Any]) -> bool:
 def _add(res: VerifyResult, path: str, qualname: str, pred: FunctionReport | None, measured: dict[str, Any],
          calls: int | None, line: int | None, notes: list[str] | None = None,
          error: dict[str, Any] | None = None, example: str | None = None, informative: bool = False) -> None:
+    measured = with_library_extra(measured)  # the launch definition, from the raw kernel names
     rows, match = compare(pred, measured)
     if informative and pred is not None:  # shown, but nothing decides
         for r in rows:
