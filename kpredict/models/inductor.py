@@ -859,8 +859,10 @@ class Scheduler:
                         min(users, key=lambda u: u[0])[1].dtypes.add("__addmm__")
                 kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), reads_v, writes_v,
                                       g.kind, gi))
-                if g.kind == "fallback":
-                    # the aten call launches what eager launches for it (topk on cuda: two kernels)
+                if g.kind == "fallback" or aten == (op.aten[0] if op.aten else op.name):
+                    # the aten call launches what eager launches for it (topk on cuda: two kernels;
+                    # an addmm whose bias ATen copies into the output before cuBLAS runs, unless
+                    # Inductor made it an mm above)
                     fact = default_table().ops.get(op.name)
                     n = fact.own_launches(self.target) if fact is not None else 1
                     if n > 1:
