@@ -1,34 +1,86 @@
-"""Command line: only wiring. `kpredict PATH` is `kpredict report PATH`; `kpredict --verify ...` is `kpredict verify ...`."""
+"""Command line: only wiring. `kpredict PATH` is `kpredict report PATH`; `kpredict --verify ...` is `kpredict verify ...`.
+
+Each command's module is imported when that command runs, not before: `kpredict --help` and
+`kpredict --version` load none of the analysis, and `kpredict report` loads neither verify nor the
+lint commands' extras. The commands' one-line summaries for `--help` are written here
+(tests/test_cli_startup.py holds them equal to the commands' own).
+"""
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Callable
 
 import click
 
 from kpredict import __version__
-from kpredict.cli_options import RunOptions, common_options, parse_dims
-from kpredict.ir import Report
-from kpredict.lint.commands import register as register_lint
-from kpredict.lint.commands import warn_no_files
-from kpredict.lint.config import ConfigError, Overrides, resolve_for
-from kpredict.lint.engine import Linter
-from kpredict.parallel import analyze_targets
-from kpredict.render.json_report import render as render_json
-from kpredict.render.text_report import render as render_text
-from kpredict.verify.command import verify_command
-from kpredict.walk import discover
+
+
+def _report() -> click.Command:
+    from kpredict.report_command import report_command
+
+    return report_command
+
+
+def _lint(name: str) -> Callable[[], click.Command]:
+    def load() -> click.Command:
+        from kpredict.lint.commands import COMMANDS
+
+        return COMMANDS[name]
+    return load
+
+
+def _verify() -> click.Command:
+    from kpredict.verify.command import verify_command  # verify needs no torch to import its command line
+
+    return verify_command
+
+
+# name -> (loader, the command's help up to its first period: what `kpredict --help` lists)
+COMMANDS: dict[str, tuple[Callable[[], click.Command], str]] = {
+    "report": (_report, "Per function: eager and compiled kernels, transfers and bytes, and the fused groups."),
+    "check": (_lint("check"), "Lint PATHS (default: the current directory) for code that costs kernels and "
+                              "memory traffic."),
+    "rule": (_lint("rule"), "Explain a rule: what it finds, why it costs, an example and what to write instead."),
+    "rules": (_lint("rules"), "List every rule: code, name, default severity and what it reports."),
+    "diff": (_lint("diff"), "Per changed function: eager and compiled kernels and bytes at BASE and at HEAD "
+                            "(default: the working tree), for the .py files git sees changed between them."),
+    "verify": (_verify, "Run PATH (as a script), PATH::QUALNAME (one function) or PATH::* (every function with "
+                        "example inputs) and compare what ran with the prediction."),
+}
 
 
 class DefaultGroup(click.Group):
-    """A group whose first argument, when not a command name, goes to the default command."""
+    """A group whose first argument, when not a command name, goes to the default command; its
+    commands are loaded on first use (click's lazy group)."""
 
     default_command = "report"
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.add_command(COMMANDS[cmd_name][0](), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """As click's, but from the summaries above: listing the commands loads none of them."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            cmd = self.commands.get(name) or click.Command(name, help=COMMANDS[name][1])
+            if not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if "--verify" in args:
             args = ["verify"] + [a for a in args if a != "--verify"]
-        elif args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        elif args and args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version"):
             args = [self.default_command] + list(args)
         elif not args:
             args = [self.default_command]
@@ -39,54 +91,3 @@ class DefaultGroup(click.Group):
 @click.version_option(__version__, prog_name="kpredict")
 def main() -> None:
     """Predict the GPU kernels and memory traffic of PyTorch code, eager and under torch.compile, without running it."""
-
-
-@main.command()
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--target", type=click.Choice(["cuda", "cpu"]), default=None,
-              help="Backend to predict for [config: target; default cuda].")
-@click.option("--mode", type=click.Choice(["eval", "train"]), default=None,
-              help="Module mode assumed for nn.Module code (self.training, Dropout, BatchNorm) "
-                   "[config: mode; default eval].")
-@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
-@click.option("--dim", "dims", multiple=True, metavar="NAME=INT",
-              help="Value for a symbolic size (repeatable) [config: dims].")
-@click.option("-v", "--verbose", is_flag=True,
-              help="Show view ops too, each file left out as not PyTorch code, and (json) the op rows.")
-@click.option("--detail", is_flag=True, help="JSON: every function's op rows (\"ops\"), left out by default.")
-@click.option("--all-files", is_flag=True,
-              help="Also analyze files that reach no torch import (their untyped parameters taken as tensors).")
-@common_options
-def report(paths: tuple[str, ...], target: str | None, mode: str | None, fmt: str, dims: tuple[str, ...],
-           verbose: bool, detail: bool, all_files: bool, run: RunOptions) -> None:
-    """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
-    cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), all_files=all_files)
-    try:  # the project's settings (kpredict.project) for the first path, the command line on top, as `check`
-        resolved = resolve_for(paths[0].partition("::")[0], cli)
-    except ConfigError as e:
-        click.echo(f"kpredict: error: {e}", err=True)
-        sys.exit(2)
-    lint = Linter(resolved.lint)
-    settings = resolved.settings
-    empty: list[str] = []
-    targets = discover(paths, empty=empty)
-    warn_no_files(empty, bool(targets))
-    rep = Report(target=settings.target, files=list(analyze_targets(targets, settings, jobs=run.jobs,
-                                                           cache=run.cache(settings, lint), lint=lint)))
-    if fmt == "json":
-        click.echo(render_json(rep, ops=detail or verbose), nl=False)
-    else:
-        for f in rep.files:
-            if f.error:
-                click.echo(f"{f.path}: error: {f.error}", err=True)
-        analyzed = [f for f in rep.files if not f.error]
-        if analyzed:  # nothing but errors (each its one line above) or no file at all: no empty table
-            click.echo(render_text(Report(settings.target, analyzed), verbose), nl=False)
-    failed = any(f.error for f in rep.files)
-    findings = any(f.findings for f in rep.files)
-    sys.exit(2 if failed else (1 if findings else 0))
-
-
-register_lint(main)  # check, rule, rules, diff
-main.add_command(verify_command, "verify")  # verify needs no torch to import its command line

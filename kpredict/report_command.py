@@ -1,0 +1,68 @@
+"""`kpredict report` (also `kpredict PATH`): the click command, registered by kpredict/cli.py.
+
+Layer: a command, beside kpredict.lint's and kpredict.verify's: it analyzes with the linter on
+(findings are part of the report) and draws with the report renderers.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kpredict.cli_options import RunOptions, common_options, parse_dims
+from kpredict.ir import Report
+from kpredict.lint.commands import warn_no_files
+from kpredict.lint.config import ConfigError, Overrides, resolve_for
+from kpredict.lint.engine import Linter
+from kpredict.parallel import analyze_targets
+from kpredict.render.json_report import render as render_json
+from kpredict.render.text_report import render as render_text
+from kpredict.walk import discover
+
+
+@click.command("report")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--target", type=click.Choice(["cuda", "cpu"]), default=None,
+              help="Backend to predict for [config: target; default cuda].")
+@click.option("--mode", type=click.Choice(["eval", "train"]), default=None,
+              help="Module mode assumed for nn.Module code (self.training, Dropout, BatchNorm) "
+                   "[config: mode; default eval].")
+@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--dim", "dims", multiple=True, metavar="NAME=INT",
+              help="Value for a symbolic size (repeatable) [config: dims].")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show view ops too, each file left out as not PyTorch code, and (json) the op rows.")
+@click.option("--detail", is_flag=True, help="JSON: every function's op rows (\"ops\"), left out by default.")
+@click.option("--all-files", is_flag=True,
+              help="Also analyze files that reach no torch import (their untyped parameters taken as tensors).")
+@common_options
+def report_command(paths: tuple[str, ...], target: str | None, mode: str | None, fmt: str,
+                   dims: tuple[str, ...], verbose: bool, detail: bool, all_files: bool, run: RunOptions) -> None:
+    """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
+    cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), all_files=all_files)
+    try:  # the project's settings (kpredict.project) for the first path, the command line on top, as `check`
+        resolved = resolve_for(paths[0].partition("::")[0], cli)
+    except ConfigError as e:
+        click.echo(f"kpredict: error: {e}", err=True)
+        sys.exit(2)
+    lint = Linter(resolved.lint)
+    settings = resolved.settings
+    empty: list[str] = []
+    targets = discover(paths, empty=empty)
+    warn_no_files(empty, bool(targets))
+    rep = Report(target=settings.target, files=list(analyze_targets(targets, settings, jobs=run.jobs,
+                                                           cache=run.cache(settings, lint), lint=lint)))
+    if fmt == "json":
+        click.echo(render_json(rep, ops=detail or verbose), nl=False)
+    else:
+        for f in rep.files:
+            if f.error:
+                click.echo(f"{f.path}: error: {f.error}", err=True)
+        analyzed = [f for f in rep.files if not f.error]
+        if analyzed:  # nothing but errors (each its one line above) or no file at all: no empty table
+            click.echo(render_text(Report(settings.target, analyzed), verbose), nl=False)
+    failed = any(f.error for f in rep.files)
+    findings = any(f.findings for f in rep.files)
+    sys.exit(2 if failed else (1 if findings else 0))
