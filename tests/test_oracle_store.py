@@ -26,6 +26,13 @@ def test_every_oracle_request_has_a_current_entry(tmp_path: Path) -> None:
                           + "\n".join(problems))
 
 
+def test_every_module_the_child_imports_is_said_to_measure_or_not() -> None:
+    """A module the child comes to import either decides what is measured (and keys the store) or not."""
+    said = set(recorded.MEASURING) | set(recorded.NOT_MEASURING)
+    assert set(recorded.child_modules()) - said == set()
+    assert set(recorded.MEASURING) <= set(recorded.child_modules())
+
+
 def _fake_measure(calls: list[dict]):
     def measure(request: dict, timeout: float) -> tuple[dict, str]:
         calls.append(request)
