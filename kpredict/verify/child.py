@@ -43,7 +43,8 @@ import types
 from typing import Any
 from kpredict.verify import oracle
 from kpredict.verify.annotations import annotations_for, definitions
-from kpredict.verify.examples import ExampleError, build, parse_examples
+from kpredict.examples import merged_text
+from kpredict.verify.examples import ExampleError, evaluate
 
 USER_MODULE = "_kpredict_user"
 _KPREDICT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -189,13 +190,14 @@ def _call_args(sig: inspect.Signature, values: dict[str, Any]) -> tuple[tuple, d
     return tuple(args), kwargs
 
 
-def construct(cls: type, qualname: str, init_text: str | None, device: str, mode: str) -> Any:
-    """An instance of `cls` from `--init` / `# kpredict: init` values, moved to the device."""
+def construct(cls: type, qualname: str, init_text: str | None, device: str, mode: str,
+              namespace: dict[str, Any] | None = None) -> Any:
+    """An instance of `cls` from `--init` / `# kpredict: init` values (Python expressions evaluated in
+    `namespace`, the user module's: `config=GPTConfig(n_layer=2)`), moved to the device."""
     try:
-        spec = parse_examples(init_text or "")
+        values = evaluate(init_text, namespace or {}, device)
     except ExampleError as e:
         raise ChildError("init", f"--init: {e}") from None
-    values = build(spec, device)
     try:
         sig = inspect.signature(cls)
     except (TypeError, ValueError):
@@ -233,7 +235,7 @@ def resolve(mod: types.ModuleType, qualname: str, init_text: str | None, device:
             if isinstance(raw, (staticmethod, classmethod)) or inspect.isclass(raw):
                 obj = getattr(owner, name)
                 continue
-            instance = construct(owner, qualname, init_text, device, mode)
+            instance = construct(owner, qualname, init_text, device, mode, vars(mod))
             obj = getattr(instance, name)
             continue
         if not hasattr(owner, name):
@@ -241,7 +243,7 @@ def resolve(mod: types.ModuleType, qualname: str, init_text: str | None, device:
             raise ChildError("resolve", f"{qualname}: no {name!r} in {where}")
         obj = getattr(owner, name)
     if inspect.isclass(obj):
-        obj = construct(obj, qualname, init_text, device, mode)
+        obj = construct(obj, qualname, init_text, device, mode, vars(mod))
     # a function decorated with @torch.compile: measure the original (the oracle compiles it itself)
     return getattr(obj, "_torchdynamo_orig_callable", obj)
 
@@ -292,23 +294,22 @@ def _measure_one(mod: types.ModuleType, req: dict, result: dict, entry: dict) ->
     qualname = entry["qualname"]
     ann = annotations_for(path, qualname)
     try:
-        spec = parse_examples(ann.example or "")
-        if req.get("example"):
-            spec = spec.merged(parse_examples(req["example"]))
+        example_text = merged_text(ann.example, req.get("example"))
     except ExampleError as e:
         raise ChildError("examples", f"{qualname}: example inputs: {e}") from None
-    init_text = req.get("init") or ann.init
-    if req.get("init") and ann.init:
-        try:
-            init_text = parse_examples(ann.init).merged(parse_examples(req["init"])).text
-        except ExampleError as e:
-            raise ChildError("init", f"{qualname}: constructor arguments: {e}") from None
+    try:
+        init_text = merged_text(ann.init, req.get("init"))
+    except ExampleError as e:
+        raise ChildError("init", f"{qualname}: constructor arguments: {e}") from None
     fn = resolve(mod, qualname, init_text, device, req.get("mode", "eval"))
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         sig = None
-    values = build(spec, device)
+    try:
+        values = evaluate(example_text, vars(mod), device)
+    except ExampleError as e:
+        raise ChildError("examples", f"{qualname}: example inputs: {e}") from None
     if sig is not None:
         missing, extra = _missing_params(sig, values)
         if missing:
@@ -316,11 +317,11 @@ def _measure_one(mod: types.ModuleType, req: dict, result: dict, entry: dict) ->
                              f"(give them with --example \"{missing[0]}=randn(...)\" or a "
                              f"'# kpredict: example ...' comment above the def)")
         if extra:
-            raise ChildError("examples", f"{qualname} has no parameter {', '.join(extra)} (example inputs: {spec.text})")
+            raise ChildError("examples", f"{qualname} has no parameter {', '.join(extra)} (example inputs: {example_text})")
         args, kwargs = _call_args(sig, values)
     else:
         args, kwargs = (), values
-    entry["example"] = spec.text
+    entry["example"] = example_text
     make_args = oracle.fresh_inputs(args, kwargs)
     grad = bool(req.get("grad", False))
     files = {path}

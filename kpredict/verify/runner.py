@@ -24,8 +24,6 @@ from typing import Any
 from kpredict import api, project
 from kpredict.ir import FileReport, FunctionReport
 from kpredict.verify.origin import with_library_extra
-from kpredict.verify.annotations import annotations_for
-from kpredict.verify.examples import ExampleError, parse_examples, static_meta
 
 EXIT_MATCH, EXIT_MISMATCH, EXIT_ERROR, EXIT_NO_DEVICE = 0, 1, 2, 3
 _PKG_PARENT = str(Path(__file__).resolve().parent.parent.parent)
@@ -163,17 +161,11 @@ def _tail(text: str, lines: int = 15) -> str:
 
 
 def _example_meta(path: str, qualname: str | None, example: str | None, device: str) -> tuple[dict | None, str | None]:
-    """Shapes for the static side from the same sources the child uses (comment < pyproject < --example)."""
-    if qualname is None:
+    """--example for the static side, as text: the analysis merges it with the file's comment and
+    pyproject entry (its items win) and evaluates it, as the child does with the same sources."""
+    if qualname is None or not example:
         return None, None
-    try:
-        ann = annotations_for(path, qualname)
-        spec = parse_examples(ann.example or "")
-        if example:
-            spec = spec.merged(parse_examples(example))
-    except (ExampleError, OSError, SyntaxError, ValueError):
-        return None, None
-    return {qualname: static_meta(spec, device)}, spec.text
+    return {qualname: example}, example
 
 
 def predict(path: str, target: str, qualname: str | None, examples: dict | None,
