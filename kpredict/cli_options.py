@@ -12,7 +12,9 @@ Usage in a command:
 (kpredict.parallel.analyze_paths; `lint` a kpredict.lint.engine.Linter, or None.)
 
 `common_options` adds `-j/--jobs`, `--no-cache` and `--cache-dir` and hands the command one
-`run: RunOptions` argument instead of three; `parse_dims` reads the `--dim NAME=INT` values.
+`run: RunOptions` argument instead of three; `parse_dims` reads the `--dim NAME=INT` values;
+`input_options` adds `--init` and `--example` (as verify has them) and `given_inputs` checks that
+they go with one `FILE::QUALNAME` selection.
 """
 
 from __future__ import annotations
@@ -54,6 +56,32 @@ def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
         return f(*args, run=run, **kwargs)
 
     return wrapper
+
+
+def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--init` and `--example`: the selected function's constructor arguments and inputs."""
+    f = click.option("--example", "example", default=None, metavar="'NAME=EXPR ...'",
+                     help="Inputs of the selected function: --example \"idx=randint(0, 100, (8, 1024))\" "
+                          "(needs one FILE::QUALNAME).")(f)
+    return click.option("--init", "init", default=None, metavar="'NAME=EXPR ...'",
+                        help="Constructor arguments of the selected method's class, Python expressions of the "
+                             "file: --init \"config=GPTConfig(n_layer=2)\" (needs one FILE::QUALNAME).")(f)
+
+
+def given_inputs(init: str | None, example: str | None, selections: list[tuple[str, str | None]]
+                 ) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+    """(examples, inits) for kpredict.api from `--example` and `--init`: they apply to the one
+    function selected as FILE::QUALNAME, and are a usage error without exactly one selection (a
+    whole file has many functions, and one constructor's arguments would not fit the others)."""
+    if init is None and example is None:
+        return None, None
+    opt = "--init" if init is not None else "--example"
+    chosen = [only for _, only in selections if only]
+    if len(selections) != 1 or len(chosen) != 1:
+        raise click.UsageError(f"{opt} applies to one function: name it as FILE::QUALNAME "
+                               f"(e.g. model.py::GPT.forward), and only it")
+    q = chosen[0]
+    return ({q: example} if example else None), ({q: init} if init else None)
 
 
 def parse_dims(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:

@@ -40,19 +40,31 @@ def default_jobs() -> int:
 
 
 def analyze_target(target: Target, settings: Settings, cache: Cache | None = None,
-                   keep_graphs: bool = False, lint: Check | None = None, lookup: bool = True) -> FileReport:
-    """One file: read it, look it up in the cache (unless lookup=False), else analyze it (never raises)."""
+                   keep_graphs: bool = False, lint: Check | None = None, lookup: bool = True,
+                   examples: dict[str, str] | None = None, inits: dict[str, str] | None = None) -> FileReport:
+    """One file: read it, look it up in the cache (unless lookup=False), else analyze it (never raises).
+    `examples`, `inits` (qualname -> `name=expr` text, kpredict.api): values given on the command
+    line; a report made with them is neither looked up in nor written to the cache."""
     with analyzing_file():  # a cached report is many small containers too: the hits also gain
-        return _analyze_target(target, settings, cache, keep_graphs, lint, lookup)
+        return _analyze_target(target, settings, None if (examples or inits) else cache, keep_graphs, lint, lookup,
+                               examples, inits)
 
 
 def _analyze_target(target: Target, settings: Settings, cache: Cache | None, keep_graphs: bool,
-                    lint: Check | None, lookup: bool) -> FileReport:
+                    lint: Check | None, lookup: bool, examples: dict[str, str] | None = None,
+                    inits: dict[str, str] | None = None) -> FileReport:
     if target.error:
         return FileReport(path=target.path, error=target.error)
     data = read_source(target.path)
     if isinstance(data, FileReport):
         return data
+    if examples or inits:
+        report = analyze_data(data, target.path, settings, only=target.only, lint=lint, examples=examples,
+                              inits=inits)
+        if not keep_graphs:
+            for fn in report.functions:
+                fn.graph = None
+        return report
     if cache is not None and lookup:
         hit = cache.get(target.path, data, target.only)
         if hit is not None:
@@ -154,17 +166,20 @@ def _parallel(targets: Sequence[Target], settings: Settings, jobs: int, cache: C
 
 def analyze_targets(targets: Sequence[Target], settings: Settings | None = None, jobs: int | None = None,
                     cache: Cache | None = None, keep_graphs: bool = False,
-                    lint: Check | None = None) -> Iterator[FileReport]:
+                    lint: Check | None = None, examples: dict[str, str] | None = None,
+                    inits: dict[str, str] | None = None) -> Iterator[FileReport]:
     """Reports for `targets`, in their order. `keep_graphs` applies to in-process analysis only.
 
     `cache` must have been made for the same settings and lint check (Cache(dir, settings, lint)).
+    `examples`, `inits`: values given on the command line (see analyze_target), analyzed in this process.
     """
     settings = settings or Settings()
     jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
     todo = [t for t in targets if not t.error]
-    if jobs == 1 or len(todo) <= 1:
+    if jobs == 1 or len(todo) <= 1 or examples or inits:
         for t in targets:
-            yield analyze_target(t, settings, cache, keep_graphs=keep_graphs, lint=lint)
+            yield analyze_target(t, settings, cache, keep_graphs=keep_graphs, lint=lint, examples=examples,
+                                 inits=inits)
         return
     if cache is None:
         yield from _parallel(targets, settings, jobs, cache, lint)

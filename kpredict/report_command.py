@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from kpredict.cli_options import RunOptions, common_options, parse_dims
+from kpredict.cli_options import RunOptions, common_options, given_inputs, input_options, parse_dims
 from kpredict.ir import Report
 from kpredict.lint.commands import warn_no_files
 from kpredict.lint.config import ConfigError, Overrides, resolve_for
@@ -37,9 +37,11 @@ from kpredict.walk import discover
 @click.option("--detail", is_flag=True, help="JSON: every function's op rows (\"ops\"), left out by default.")
 @click.option("--all-files", is_flag=True,
               help="Also analyze files that reach no torch import (their untyped parameters taken as tensors).")
+@input_options
 @common_options
 def report_command(paths: tuple[str, ...], target: str | None, mode: str | None, fmt: str,
-                   dims: tuple[str, ...], verbose: bool, detail: bool, all_files: bool, run: RunOptions) -> None:
+                   dims: tuple[str, ...], verbose: bool, detail: bool, all_files: bool, init: str | None,
+                   example: str | None, run: RunOptions) -> None:
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
     cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), all_files=all_files)
     try:  # the project's settings (kpredict.project) for the first path, the command line on top, as `check`
@@ -51,9 +53,11 @@ def report_command(paths: tuple[str, ...], target: str | None, mode: str | None,
     settings = resolved.settings
     empty: list[str] = []
     targets = discover(paths, empty=empty)
+    examples, inits = given_inputs(init, example, [(t.path, t.only) for t in targets])
     warn_no_files(empty, bool(targets))
     rep = Report(target=settings.target, files=list(analyze_targets(targets, settings, jobs=run.jobs,
-                                                           cache=run.cache(settings, lint), lint=lint)))
+                                                           cache=run.cache(settings, lint), lint=lint,
+                                                           examples=examples, inits=inits)))
     if fmt == "json":
         click.echo(render_json(rep, ops=detail or verbose), nl=False)
     else:

@@ -140,3 +140,62 @@ def test_the_given_value_replaces_the_comments_item_of_the_same_name():
     f = r.functions[0]
     assert f.eager.kernels == 5
     assert f.eager.bytes is not None and (2 * 16 * 64 * 2) < f.eager.bytes  # float16, from the comment
+
+
+# --------------------------------------------------------------------------------------------
+# --init and --example on report and check
+
+CONFIG_OBJECT = "fixtures/models/config_object.py"
+INIT = "config=GPTConfig(n_layer=4, n_head=4, n_embd=128, vocab_size=100, block_size=1024)"
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    from click.testing import CliRunner
+
+    from kpredict.cli import main
+
+    r = CliRunner().invoke(main, list(args))
+    if r.exception and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return r.exit_code, r.stdout, r.stderr
+
+
+def _bytes(out: str) -> int:
+    import json
+
+    return json.loads(out)["files"][0]["functions"][0]["eager"]["bytes"]
+
+
+def test_report_takes_init_and_example_for_one_function():
+    sel = f"{CONFIG_OBJECT}::GPT.forward"
+    code, out, _ = _cli("report", "--no-cache", "--target", "cpu", "--output-format", "json", sel)
+    assert code == 0
+    small = _bytes(out)  # the comment's 2-layer, 64-wide config and 2 x 16 tokens
+    code, out, _ = _cli("report", "--no-cache", "--target", "cpu", "--output-format", "json", sel,
+                        "--init", INIT, "--example", "idx=randint(0, 100, (8, 1024))")
+    assert code == 0
+    assert _bytes(out) > 100 * small
+    # only the items given replace the comment's: the same config as the comment gives the same bytes
+    code, out, _ = _cli("report", "--no-cache", "--target", "cpu", "--output-format", "json", sel, "--init",
+                        "config=GPTConfig(n_layer=2, n_head=4, n_embd=64, vocab_size=100, block_size=64)")
+    assert _bytes(out) == small
+
+
+def test_init_needs_one_selected_function_and_a_bad_value_is_one_line():
+    code, _, err = _cli("report", "--no-cache", CONFIG_OBJECT, "--init", INIT)
+    assert code == 2 and "--init applies to one function" in err
+    code, _, err = _cli("check", "--no-cache", CONFIG_OBJECT, "--example", "idx=randn(2)")
+    assert code == 2 and "--example applies to one function" in err
+    code, _, err = _cli("report", "--no-cache", f"{CONFIG_OBJECT}::GPT.forward", "--init", "config=GPTConfg()")
+    assert code == 2
+    assert "error: init for GPT: config=GPTConfg(): name 'GPTConfg' is not defined" in err
+
+
+def test_check_takes_init_and_example(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text("import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self, c):\n"
+                 "        super().__init__()\n        self.n = c.n\n\n    def forward(self, x):\n"
+                 "        return (x * self.n + 1).relu().sigmoid()\n")
+    code, out, _ = _cli("check", "--no-cache", "--output-format", "concise", f"{p}::M.forward",
+                        "--init", "c=SimpleNamespace(n=3)", "--example", "x=randn(1024, 1024)")
+    assert code == 1 and "KP101" in out and "(33.6 MB)" in out

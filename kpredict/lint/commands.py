@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from kpredict import walk
-from kpredict.cli_options import RunOptions, common_options, parse_dims
+from kpredict.cli_options import RunOptions, common_options, given_inputs, input_options, parse_dims
 from kpredict.frontend.parse import ParseError, decode_source
 from kpredict.ir import FileReport
 from kpredict.lint import baseline, gitdiff
@@ -171,6 +171,7 @@ def settings_text(path: str, resolved: Resolved, fmt: str) -> str:
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), default=None,
               help="Kernel budget: fail only on growth beyond this baseline and on findings it does not hold.")
 @click.option("--write-baseline", is_flag=True, help=f"Record the baseline (to --baseline, else {DEFAULT_BASELINE}).")
+@input_options
 @common_options
 def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, dims: tuple[str, ...],
                   config_file: str | None, isolated: bool, all_files: bool, select: tuple[str, ...],
@@ -178,7 +179,8 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
                   ignore: tuple[str, ...], rule_options: tuple[str, ...], extend_exclude: tuple[str, ...],
                   force_exclude: bool,
                   output_format: str | None, output_file: str | None, exit_zero: bool, show_stats: bool,
-                  show_settings: bool, baseline_path: str | None, write_baseline: bool, run: RunOptions) -> None:
+                  show_settings: bool, baseline_path: str | None, write_baseline: bool, init: str | None,
+                  example: str | None, run: RunOptions) -> None:
     """Lint PATHS (default: the current directory) for code that costs kernels and memory traffic."""
     try:
         cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), select=_split(select) or None,
@@ -197,8 +199,9 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
             click.echo(settings_text(first[0], first[1], fmt), nl=False)
             sys.exit(EXIT_CLEAN)
         warn_no_files(empty, bool(items))
+        examples, inits = given_inputs(init, example, [(p, only) for p, only, _, _ in items])
         root = repository_root()
-        files = lint_items(items, root, run)
+        files = lint_items(items, root, run, examples, inits)
         target_name = first[1].settings.target
         baseline_file = baseline_path or first[1].baseline
         if write_baseline:
@@ -249,11 +252,13 @@ def collect(paths: tuple[str, ...], cli: Overrides, force_exclude: bool, empty: 
     return items
 
 
-def lint_items(items: list[Item], root: str, run: RunOptions) -> list[FileResult]:
+def lint_items(items: list[Item], root: str, run: RunOptions, examples: dict[str, str] | None = None,
+               inits: dict[str, str] | None = None) -> list[FileResult]:
     """Analyze and lint the files the way `report` analyzes them (kpredict.parallel: worker
     processes per `-j`, the per-file cache unless `--no-cache`), one batch per configuration, since
     a cache entry is keyed on the settings and the lint configuration (the enabled rules, their
-    options, per-file-ignores) that produced its findings. Results come back in the order of `items`."""
+    options, per-file-ignores) that produced its findings. Results come back in the order of `items`.
+    `examples`, `inits`: --example and --init for the one selected function (kpredict.api)."""
     batches: dict[tuple[Settings, LintConfig], list[int]] = {}
     for i, (_, _, resolved, error) in enumerate(items):
         if error is None:
@@ -262,7 +267,8 @@ def lint_items(items: list[Item], root: str, run: RunOptions) -> list[FileResult
     for (settings, lint), indices in batches.items():
         targets = [walk.Target(items[i][0], items[i][1]) for i in indices]
         check = Linter(lint)
-        done = analyze_targets(targets, settings, jobs=run.jobs, cache=run.cache(settings, check), lint=check)
+        done = analyze_targets(targets, settings, jobs=run.jobs, cache=run.cache(settings, check), lint=check,
+                               examples=examples, inits=inits)
         reports.update(zip(indices, done))
     return [FileResult(p, relative_to(p, root), FileReport(p, error=err)) if err is not None
             else file_result(p, root, reports[i]) for i, (p, _, _, err) in enumerate(items)]
