@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 Shape = tuple[int | None, ...] | None
 RULES = frozenset({"conv", "conv_transpose", "pool", "adaptive_pool", "batch_norm", "group_norm", "loss",
-                   "nll_loss", "pixel_shuffle", "upsample", "glu", "same_stats", "mha", "outer", "pad", "topk", "repeat"})
+                   "nll_loss", "pixel_shuffle", "pixel_unshuffle", "upsample", "glu", "same_stats", "mha", "outer",
+                   "pad", "topk", "repeat"})
 
 
 @dataclass(slots=True)
@@ -113,18 +114,19 @@ def _nn_shape(rule: str, fact_name: str, a: Args, metas: list[TensorMeta]) -> NN
         return NNShape(lead + tuple(out))
     if rule == "pool":
         # max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil_mode) / avg_pool2d(x, kernel,
-        # stride, padding, ceil_mode, ...): the last two dims are pooled
+        # stride, padding, ceil_mode, ...): the last two dims are pooled (three for the 3d ops)
         if x is None:
             return NNShape(None, n_out=2 if "indices" in fact_name else 1)
-        k = _tuple(a.py(0, "kernel_size", None), 2, 1)
+        n = 3 if "3d" in fact_name else 2
+        k = _tuple(a.py(0, "kernel_size", None), n, 1)
         s_arg = a.py(1, "stride", None)
-        s = k if s_arg in (None, [], ()) else _tuple(s_arg, 2, 1)
-        p = _tuple(a.py(2, "padding", 0), 2, 0)
+        s = k if s_arg in (None, [], ()) else _tuple(s_arg, n, 1)
+        p = _tuple(a.py(2, "padding", 0), n, 0)
         is_max = "max" in fact_name
-        d = _tuple(a.py(3, "dilation", 1), 2, 1) if is_max else [1, 1]
+        d = _tuple(a.py(3, "dilation", 1), n, 1) if is_max else [1] * n
         ceil = bool(a.py(4 if is_max else 3, "ceil_mode", False))
-        out = tuple(conv_out(x[-2 + i], k[i], s[i], p[i], d[i], ceil) for i in range(2))
-        return NNShape(x[:-2] + out, n_out=2 if is_max else 1)
+        out = tuple(conv_out(x[-n + i], k[i], s[i], p[i], d[i], ceil) for i in range(n))
+        return NNShape(x[:-n] + out, n_out=2 if is_max else 1)
     if rule == "adaptive_pool":
         n = 3 if "3d" in fact_name else 1 if "1d" in fact_name else 2
         size = _tuple(a.py(0, "output_size", None), n, 1)
@@ -194,6 +196,12 @@ def _nn_shape(rule: str, fact_name: str, a: Args, metas: list[TensorMeta]) -> NN
             return NNShape(None)
         h, w = x[-2], x[-1]
         return NNShape(x[:-3] + (x[-3] // (r * r), h * r if h else None, w * r if w else None))
+    if rule == "pixel_unshuffle":
+        r = a.py(0, "downscale_factor", None)
+        if x is None or not isinstance(r, int) or len(x) < 3 or x[-3] is None:
+            return NNShape(None)
+        h, w = x[-2], x[-1]
+        return NNShape(x[:-3] + (x[-3] * r * r, h // r if h else None, w // r if w else None))
     if rule == "upsample":
         size = a.py(0, "output_size", None)
         scale = a.py(1, "scales", None)
