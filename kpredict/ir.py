@@ -238,6 +238,11 @@ class FunctionReport:
     unknown: list[Unknown] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     graph: FunctionGraph | None = None  # kept for lint rules; never serialized
+    # Never a silent zero: the eager and compiled figures are lower bounds when something not
+    # understood (an op that may launch kernels) is in the function or what it inlines, or when its
+    # analysis was cut short. The causes are (line, what) pairs, the cut_short one at the def line.
+    lower_bound: bool = False
+    lower_bound_causes: list[Unknown] = field(default_factory=list)
 
 
 @dataclass(slots=True)

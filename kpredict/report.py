@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from kpredict.ir import CompiledFigures, FunctionGraph, FunctionReport, Kernel, OpRow
+import re
+
+from kpredict.ir import CompiledFigures, FunctionGraph, FunctionReport, Kernel, OpRow, Unknown
 from kpredict.models.eager import eager_syncs
 from kpredict.settings import Settings
 from kpredict.traffic import figures
@@ -34,5 +36,28 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
     for op in fg.ops:  # one row per op (hundreds of thousands per file): positional fields, no frame
         n, r, w = get(op.oid, none)
         add(OpRow(op.span, op.name, op.category if not op.free_reason else "view", n, r, w, group(op.oid)))
+    causes = lower_bound_causes(fg)
     return FunctionReport(qualname=fg.qualname, line=fg.span.line, eager=e, compiled=cf, ops=rows,
-                          unknown=list(fg.unknowns), assumptions=list(fg.assumptions), graph=fg)
+                          unknown=list(fg.unknowns), assumptions=list(fg.assumptions), graph=fg,
+                          lower_bound=bool(causes), lower_bound_causes=causes)
+
+
+def may_launch(u: Unknown) -> bool:
+    """Whether something not understood may launch kernels. The interpreter records an unknown only
+    where tensors reach it (an unresolved torch call, an unknown module or Tensor method, a call into
+    code it cannot see, a recursive call not followed), so each may, except what is known to launch
+    nothing: constructing a torch.optim optimizer (its state is made at its first step)."""
+    return not _NO_LAUNCH.match(u.name)
+
+
+_NO_LAUNCH = re.compile(r"torch\.optim\.[A-Z]\w*$")
+
+
+def lower_bound_causes(fg: FunctionGraph) -> list[Unknown]:
+    """Why a function's figures are lower bounds: what it (or what it inlines) does that is not
+    understood, and an analysis cut short (at the def line, with the reason it gives)."""
+    causes = [u for u in fg.unknowns if may_launch(u)]
+    if fg.cut_short and not any(u.name.startswith("analysis cut short") for u in causes):
+        why = next((a for a in reversed(fg.assumptions) if "first part" in a or a.startswith("no tensor work in")), "")
+        causes.append(Unknown(fg.span.line, "analysis cut short" + (f": {why}" if why else "")))
+    return causes

@@ -101,6 +101,10 @@ def budget_findings(relpath: str, functions: list[FunctionReport], lines: list[s
         grew = growth(recorded, figures_of(fn))
         if not grew:
             continue
+        if fn.lower_bound:  # the new figures are at least these: something not understood may add more
+            c = fn.lower_bound_causes[0]
+            grew = [g.replace(" -> ", " -> at least ", 1) for g in grew]
+            grew[-1] += f" (lower bounds: not understood at line {c.line}, {c.name})"
         text = lines[fn.line - 1] if 0 < fn.line <= len(lines) else ""
         indent = len(text) - len(text.lstrip())
         span = Span(fn.line, indent, fn.line, len(text.rstrip()))

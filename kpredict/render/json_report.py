@@ -13,8 +13,9 @@ from kpredict.ir import FileReport, Figures, FunctionReport, Report
 SCHEMA_ID = "kpredict/report/v1"
 
 
-def _figures(f: Figures) -> dict:
-    return {"kernels": f.kernels, "reads": f.reads, "writes": f.writes, "bytes": f.bytes, "syncs": f.syncs}
+def _figures(f: Figures, lower_bound: bool = False) -> dict:
+    return {"kernels": f.kernels, "reads": f.reads, "writes": f.writes, "bytes": f.bytes, "syncs": f.syncs,
+            "lower_bound": lower_bound}
 
 
 def function_dict(fn: FunctionReport, ops: bool = True) -> dict:
@@ -22,13 +23,15 @@ def function_dict(fn: FunctionReport, ops: bool = True) -> dict:
     d: dict = {
         "qualname": fn.qualname,
         "line": fn.line,
-        "eager": _figures(fn.eager),
+        "eager": _figures(fn.eager, fn.lower_bound),
         "compiled": {
             "kernels": c.kernels, "reads": c.reads, "writes": c.writes, "bytes": c.bytes,
             "graphs": c.graphs,
             "graph_breaks": [{"line": b.line, "reason": b.reason} for b in c.graph_breaks],
             "kernel_names": list(c.kernel_names),
+            "lower_bound": fn.lower_bound,
         },
+        "lower_bound_causes": [{"line": u.line, "what": u.name} for u in fn.lower_bound_causes],
     }
     if ops:
         d["ops"] = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kpredict.lint.model import LintRun
 from kpredict.render.findings_common import figures_text
-from kpredict.render.text_report import human_bytes
+from kpredict.render.text_report import at_least, human_bytes
 
 COLLAPSE_ROWS = 30
 
@@ -29,10 +29,12 @@ def render(run: LintRun) -> str:
         for d in f.diagnostics:
             per_fn[d.qualname] = per_fn.get(d.qualname, 0) + 1
         for fn in f.report.functions:
-            if not fn.eager.kernels and not fn.compiled.kernels and fn.qualname not in per_fn:
+            lb = fn.lower_bound  # never a silent zero: a function with something not understood is listed
+            if not fn.eager.kernels and not fn.compiled.kernels and not lb and fn.qualname not in per_fn:
                 continue
-            rows.append(f"| `{cell(f.relpath)}::{cell(fn.qualname)}` | {fn.eager.kernels} | {human_bytes(fn.eager.bytes)} "
-                        f"| {fn.compiled.kernels} | {human_bytes(fn.compiled.bytes)} | {per_fn.get(fn.qualname, 0)} |")
+            rows.append(f"| `{cell(f.relpath)}::{cell(fn.qualname)}` | {cell(at_least(fn.eager.kernels, lb))} "
+                        f"| {cell(at_least(human_bytes(fn.eager.bytes), lb))} | {cell(at_least(fn.compiled.kernels, lb))} "
+                        f"| {cell(at_least(human_bytes(fn.compiled.bytes), lb))} | {per_fn.get(fn.qualname, 0)} |")
     if rows:
         table = ["| function | eager kernels | eager bytes | compiled kernels | compiled bytes | findings |",
                  "|---|---:|---:|---:|---:|---:|", *rows]

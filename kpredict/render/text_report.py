@@ -24,14 +24,37 @@ def human_bytes(n: object) -> str:
     return f"{v:.1f} TB"
 
 
+def at_least(v: object, lower: bool) -> str:
+    """A figure as text: `>= 12` when it is a lower bound (something not understood may launch
+    more); an unknown figure (`?`) stays `?`."""
+    text = str(v)
+    return f">= {text}" if lower and text != "?" else text
+
+
+CAUSES_SHOWN = 3
+
+
+def causes_line(fn: FunctionReport) -> str:
+    """`lower bounds: not understood at line 12 (torch.nn.LSTM), line 20 (foo) and 2 more`."""
+    cs = fn.lower_bound_causes
+    parts = [f"line {u.line} ({u.name})" for u in cs[:CAUSES_SHOWN]]
+    more = f" and {len(cs) - CAUSES_SHOWN} more" if len(cs) > CAUSES_SHOWN else ""
+    return "figures are lower bounds (>=): not understood at " + ", ".join(parts) + more
+
+
 def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
     e, c = fn.eager, fn.compiled
+    lb = fn.lower_bound
     lines.append(f"  {fn.qualname} (line {fn.line})")
     lines.append(f"    {'':10} {'kernels':>8} {'transfers':>10} {'bytes':>10}  {'syncs':>5}")
     et, ct = add_counts(e.reads, e.writes), add_counts(c.reads, c.writes)
-    lines.append(f"    {'eager':10} {e.kernels!s:>8} {et!s:>10} {human_bytes(e.bytes):>10}  {e.syncs!s:>5}")
+    lines.append(f"    {'eager':10} {at_least(e.kernels, lb):>8} {at_least(et, lb):>10} "
+                 f"{at_least(human_bytes(e.bytes), lb):>10}  {at_least(e.syncs, lb):>5}")
     graphs = f"  graphs: {c.graphs}" if c.graphs != 1 else ""
-    lines.append(f"    {'compiled':10} {c.kernels!s:>8} {ct!s:>10} {human_bytes(c.bytes):>10}  {c.syncs!s:>5}{graphs}")
+    lines.append(f"    {'compiled':10} {at_least(c.kernels, lb):>8} {at_least(ct, lb):>10} "
+                 f"{at_least(human_bytes(c.bytes), lb):>10}  {at_least(c.syncs, lb):>5}{graphs}")
+    if lb:
+        lines.append("    " + causes_line(fn))
     if c.kernel_names:
         lines.append("    kernels: " + _kernel_names(list(c.kernel_names), verbose))
     for b in c.graph_breaks:

@@ -36,6 +36,8 @@ def _fmt(label: str, v: Any) -> str:
 
 def _mark(r: Row) -> str:
     mark = UNKNOWN if r.ok is None else OK if r.ok else BAD
+    if r.lower_bound:
+        mark += " (lower bound)"  # still a mismatch: what was not understood launched these
     return mark if r.decides else f"{mark} (info)"
 
 
@@ -156,14 +158,15 @@ def _row_json(r: Row) -> dict[str, Any]:
         return list(v) if isinstance(v, tuple) else v
 
     return {"figure": r.label, "predicted": plain(r.predicted), "measured": plain(r.measured), "ok": r.ok,
-            "decides": r.decides}
+            "decides": r.decides, "lower_bound": r.lower_bound}
 
 
 def function_json(fc: FunctionCheck) -> dict[str, Any]:
     predicted = None
     if fc.predicted is not None:
         d = function_dict(fc.predicted)
-        predicted = {"eager": d["eager"], "compiled": d["compiled"], "ops": d["ops"]}
+        predicted = {"eager": d["eager"], "compiled": d["compiled"], "lower_bound_causes": d["lower_bound_causes"],
+                     "ops": d["ops"]}
     return {
         "path": fc.path, "qualname": fc.qualname, "line": fc.line, "calls": fc.calls,
         "predicted": predicted, "measured": _measured_json(fc.measured), "match": fc.match,

@@ -38,6 +38,7 @@ class Row:
     measured: Any
     ok: bool | None  # None: not comparable (prediction unknown)
     decides: bool
+    lower_bound: bool = False  # a mismatch where the prediction is a lower bound below the measurement
 
 
 @dataclass
@@ -238,8 +239,22 @@ def compare(pred: FunctionReport | None, measured: dict[str, Any]) -> tuple[list
                         _eq(p_names, m_names), False))
     if pred is None:
         return rows, False
+    if pred.lower_bound:
+        for r in rows:
+            r.lower_bound = r.ok is False and _below(r.predicted, r.measured)
     match = bool(rows) and all(r.ok is True for r in rows if r.decides)
     return rows, match
+
+
+def _below(predicted: Any, measured: Any) -> bool:
+    """A predicted figure under the measured one (each part of a (reads, writes) pair at most, one under)."""
+    if isinstance(predicted, tuple) and isinstance(measured, (tuple, list)) and len(predicted) == len(measured):
+        pairs = list(zip(predicted, measured))
+    else:
+        pairs = [(predicted, measured)]
+    if not all(isinstance(p, int) and isinstance(m, int) for p, m in pairs):
+        return False
+    return all(p <= m for p, m in pairs) and any(p < m for p, m in pairs)
 
 
 # --------------------------------------------------------------------------------------------
