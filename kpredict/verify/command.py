@@ -53,7 +53,8 @@ def verify_command(target: str, device: str, example: str | None, init: str | No
     """Run PATH (as a script), PATH::QUALNAME (one function) or PATH::* (every function with example
     inputs) and compare what ran with the prediction.
 
-    Exit codes: 0 every figure matches, 1 a mismatch, 2 the code could not run, 3 no such device.
+    Exit codes: 0 every figure matches, 1 a mismatch, 2 the code could not run or nothing ran (no
+    function of the file was called, or none ran a tensor op: nothing was compared), 3 no such device.
     """
     path, qualname = _split(target)
     if qualname in (None, "*") and (example or init):

@@ -122,8 +122,12 @@ def render_text(res: VerifyResult) -> str:
         if tb:
             out.extend("    " + line for line in tb.splitlines())
     elif not res.functions:
-        out.append("  nothing ran that kpredict predicts (no function of the file was called)")
+        out.append("  nothing ran: no function of the file was called, so nothing was compared")
+    elif res.nothing_ran:
+        out.append("  nothing ran: the functions measured ran no tensor op, so nothing was compared")
     verdict = {0: "all figures match", 1: "mismatch", 2: "could not run", 3: "device absent"}[res.exit_code]
+    if res.nothing_ran:
+        verdict = "nothing ran"
     out.append(f"  => {verdict}")
     return "\n".join(out) + "\n"
 
@@ -179,7 +183,7 @@ def result_dict(res: VerifyResult) -> dict[str, Any]:
     return {
         "schema": SCHEMA_ID, "path": res.path, "device": res.device, "device_name": res.device_name,
         "torch": res.torch, "mode": res.mode, "example": res.example, "functions": [function_json(f) for f in res.functions],
-        "error": res.error, "notes": list(res.notes), "exit_code": res.exit_code,
+        "error": res.error, "notes": list(res.notes), "exit_code": res.exit_code, "nothing_ran": res.nothing_ran,
     }
 
 

@@ -70,14 +70,33 @@ class VerifyResult:
     mode: str = "eval"  # eval | train: the module mode measured and predicted
 
     @property
+    def nothing_ran(self) -> bool:
+        """No function of the file was measured, or none of those measured ran a tensor op: a pass
+        would say the prediction matched when nothing was compared."""
+        if self.error is not None or any(f.error for f in self.functions):
+            return False
+        return not any(_ran(f.measured) for f in self.functions)
+
+    @property
     def exit_code(self) -> int:
         if self.error is not None:
             return EXIT_NO_DEVICE if self.error.get("kind") == "device-absent" else EXIT_ERROR
-        if any(f.error for f in self.functions):
+        if any(f.error for f in self.functions) or self.nothing_ran:
             return EXIT_ERROR
-        if not all(f.match for f in self.functions):  # nothing ran: nothing contradicts the prediction
+        if not all(f.match for f in self.functions):
             return EXIT_MISMATCH
         return EXIT_MATCH
+
+
+def _ran(measured: dict[str, Any]) -> bool:
+    """Whether a measurement saw any tensor work: a kernel, an op, a sync or a copy (a compiled graph
+    that launches nothing, as a function of views gives, is no work)."""
+    for phase in ("eager", "compiled"):
+        m = measured.get(phase) or {}
+        if m.get("kernels") or m.get("ops") or m.get("syncs") or m.get("memcpy") or m.get("memset") \
+                or m.get("names"):
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------------------------
