@@ -199,3 +199,54 @@ def test_check_takes_init_and_example(tmp_path):
     code, out, _ = _cli("check", "--no-cache", "--output-format", "concise", f"{p}::M.forward",
                         "--init", "c=SimpleNamespace(n=3)", "--example", "x=randn(1024, 1024)")
     assert code == 1 and "KP101" in out and "(33.6 MB)" in out
+
+
+# --------------------------------------------------------------------------------------------
+# a keyword a class of the file does not take is an error naming it, as Python's TypeError
+
+@pytest.mark.parametrize("init, why", [
+    ("config=Cfg(n_layr=2)", "Cfg() got an unexpected keyword argument 'n_layr' (it takes: n_layer, dim)"),
+    ("config=PlainCfg(hidden=24)",
+     "PlainCfg() got an unexpected keyword argument 'hidden' (it takes: hidden_size, num_hidden_layers)"),
+])
+def test_a_misspelled_config_field_is_an_error(init, why):
+    r = _net(init)
+    assert r.error is not None and "\n" not in r.error, r.error
+    assert r.error == f"init for Net: {init}: {why}"
+    # in a comment, the same words are an assumption, and the parameter takes its default
+    r = _net("", comment=f"# kpredict: init {init}\n")
+    assert r.error is None
+    assert any(why in a and "config takes its default" in a for a in r.functions[0].assumptions), \
+        r.functions[0].assumptions
+
+
+def test_keywords_are_not_checked_where_the_class_may_take_more():
+    src = _CONFIG_MODEL + '''
+
+class Loose:
+    def __init__(self, **kw):
+        self.dim = kw.get("dim", 8)
+        self.n_layer = 1
+
+
+@dataclass
+class Open(Cfg):
+    def __post_init__(self, **kw):
+        pass
+'''
+    from kpredict.api import analyze_source
+    from kpredict.settings import Settings
+
+    for init in ("config=Loose(dim=16, extra=1)", "config=Open(n_layer=1, dim=8, extra=3)",
+                 "config=SimpleNamespace(dim=8, n_layer=1, other=2)"):
+        r = analyze_source(src, "net.py", Settings(target="cpu"), only="Net.forward",
+                           inits={"Net.forward": init}, examples={"Net.forward": "idx=randint(0, 100, (2, 16))"})
+        assert r.error is None, (init, r.error)
+
+
+def test_a_misspelled_field_on_the_command_line():
+    code, _, err = _cli("report", "--no-cache", f"{CONFIG_OBJECT}::GPT.forward", "--init", "config=GPTConfig(n_layr=2)")
+    assert code == 2
+    assert err.strip() == (f"{CONFIG_OBJECT}: error: init for GPT: config=GPTConfig(n_layr=2): GPTConfig() got an "
+                           "unexpected keyword argument 'n_layr' (it takes: block_size, vocab_size, n_layer, n_head, "
+                           "n_embd, bias)")

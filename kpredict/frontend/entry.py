@@ -229,11 +229,26 @@ def _input_value(it: Interpreter, frame: Frame, name: str, src: str) -> object:
         if isinstance(it.lookup(n, frame, None), Unknown):
             where = it.m.path.rsplit("/", 1)[-1]
             raise ExampleError(f"{name}={src}: name {n!r} is not defined or imported in {where}")
+    _check_keywords(it, frame, node, name, src)
     v = _ev_input(it, frame, node, name, src)
     if isinstance(v, Unknown):
         raise ExampleError(f"{name}={src}: cannot be evaluated without running code kpredict does not see "
                            f"({v.what or 'a value'})")
     return v
+
+
+def _check_keywords(it: Interpreter, frame: Frame, node: ast.expr, name: str, src: str) -> None:
+    """A class of the file called with a keyword it does not take (`GPTConfig(n_layr=2)`) is an error
+    naming it and the keywords the class takes, as Python's TypeError would be, not a silent default."""
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call) or not any(k.arg for k in call.keywords):
+            continue
+        c = it.ev(call.func, frame)
+        known = it.known_keywords(c) if isinstance(c, ClassRef) else None
+        bad = [k.arg for k in call.keywords if k.arg and known is not None and k.arg not in known]
+        if bad:
+            raise ExampleError(f"{name}={src}: {c.name}() got an unexpected keyword argument {bad[0]!r} "
+                               f"(it takes: {', '.join(known) if known else 'none'})")
 
 
 def _free_names(node: ast.AST) -> list[str]:

@@ -331,6 +331,41 @@ class ObjectModel:
                     fields.append((stmt.target.id, stmt.value))
         return fields
 
+    def known_keywords(self, c: ClassRef) -> list[str] | None:
+        """The keyword arguments `C(...)` accepts, when kpredict can tell them all: a dataclass's
+        fields, or the parameters of the `__init__` it runs (without **kwargs). None when it cannot:
+        a base it cannot read, a metaclass or `__new__`, a `__post_init__(**kwargs)`, a decorated
+        `__init__`, a class with neither."""
+        if c.mod == CATALOGUE:
+            return None
+        for k in self.mro(c):
+            cdef = self.class_def(k)
+            if cdef is None or cdef.keywords or self.func_def(k.mod, f"{k.name}.__new__") is not None:
+                return None
+            for b in cdef.bases:
+                bv = self.ev(b.value if isinstance(b, ast.Subscript) else b,
+                             Frame(env={}, qualname="<module>", mod=k.mod))
+                if isinstance(bv, ModRef) and bv.dotted in ("builtins.object", "typing.Generic", "abc.ABC"):
+                    continue
+                if isinstance(bv, ModRef):
+                    name = self.catalogue_class(bv.dotted)
+                    # nn.Module's __init__ takes none of a subclass's keywords; a library config base
+                    # (transformers') takes any, and a base kpredict cannot read, who knows
+                    if not name or self.table.modules.get(name, {}).get("dataclass_base"):
+                        return None
+                elif not isinstance(bv, ClassRef):
+                    return None
+            if (post := self.func_def(k.mod, f"{k.name}.__post_init__")) is not None and post.args.kwarg is not None:
+                return None
+            init = self.func_def(k.mod, f"{k.name}.__init__")
+            if init is not None:
+                if init.decorator_list or init.args.kwarg is not None:
+                    return None
+                return [p.arg for p in init.args.args[1:] + init.args.kwonlyargs]
+            if self.is_dataclass(k):
+                return [name for name, _ in self.dataclass_fields(c)]
+        return None
+
     # ------------------------------------------------------------------ construction
     def construct(self, c: ClassRef, args: list[object], kwargs: dict[str, object], node: ast.AST | None,
                   describe: bool = False) -> object:
