@@ -14,7 +14,7 @@ Usage in a command:
 `common_options` adds `-j/--jobs`, `--no-cache` and `--cache-dir` and hands the command one
 `run: RunOptions` argument instead of three; `parse_dims` reads the `--dim NAME=INT` values;
 `input_options` adds `--init` and `--example` (as verify has them) and `given_inputs` checks that
-they go with one `FILE::QUALNAME` selection.
+they go with one `FILE::QUALNAME` selection; `strict_option` adds `--strict` (kpredict.strict).
 """
 
 from __future__ import annotations
@@ -66,6 +66,16 @@ def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--init", "init", default=None, metavar="'NAME=EXPR ...'",
                         help="Constructor arguments of the selected method's class, Python expressions of the "
                              "file: --init \"config=GPTConfig(n_layer=2)\" (needs one FILE::QUALNAME).")(f)
+
+
+STRICT_HELP = ("Exit 2, one line per function on stderr, when a function's figures rest on an assumed input "
+               "or config (a parameter of unknown shape or value, a config built with its defaults) rather "
+               "than values given.")
+
+
+def strict_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--strict`: assumed inputs and configs are errors (kpredict.strict)."""
+    return click.option("--strict", is_flag=True, help=STRICT_HELP)(f)
 
 
 def given_inputs(init: str | None, example: str | None, selections: list[tuple[str, str | None]]

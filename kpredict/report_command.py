@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from kpredict.cli_options import RunOptions, common_options, given_inputs, input_options, parse_dims
+from kpredict.cli_options import RunOptions, common_options, given_inputs, input_options, parse_dims, strict_option
 from kpredict.ir import Report
 from kpredict.lint.commands import warn_no_files
 from kpredict.lint.config import ConfigError, Overrides, resolve_for
@@ -18,6 +18,7 @@ from kpredict.lint.engine import Linter
 from kpredict.parallel import analyze_targets
 from kpredict.render.json_report import render as render_json
 from kpredict.render.text_report import render as render_text
+from kpredict.strict import strict_errors
 from kpredict.walk import discover
 
 
@@ -38,10 +39,11 @@ from kpredict.walk import discover
 @click.option("--all-files", is_flag=True,
               help="Also analyze files that reach no torch import (their untyped parameters taken as tensors).")
 @input_options
+@strict_option
 @common_options
 def report_command(paths: tuple[str, ...], target: str | None, mode: str | None, fmt: str,
                    dims: tuple[str, ...], verbose: bool, detail: bool, all_files: bool, init: str | None,
-                   example: str | None, run: RunOptions) -> None:
+                   example: str | None, strict: bool, run: RunOptions) -> None:
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
     cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), all_files=all_files)
     try:  # the project's settings (kpredict.project) for the first path, the command line on top, as `check`
@@ -68,5 +70,9 @@ def report_command(paths: tuple[str, ...], target: str | None, mode: str | None,
         if analyzed:  # nothing but errors (each its one line above) or no file at all: no empty table
             click.echo(render_text(Report(settings.target, analyzed), verbose), nl=False)
     failed = any(f.error for f in rep.files)
+    if strict:
+        for line in strict_errors(rep.files):
+            click.echo(line, err=True)
+            failed = True
     findings = any(f.findings for f in rep.files)
     sys.exit(2 if failed else (1 if findings else 0))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import operator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kpredict.frontend import shapes as S
@@ -24,8 +25,8 @@ from kpredict.frontend.summaries import Summaries
 from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
 from kpredict.frontend.parse import ModuleInfo, import_table, node_text
 from kpredict.frontend.values import (
-    CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
-    Opaque, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown, touch,
+    CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, Closure, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef,
+    ModRef, Opaque, Partial, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown, touch,
 )
 from kpredict.ir import FunctionGraph, GraphBreak, Op, TensorMeta, Value
 from kpredict.ir import Unknown as UnknownOp
@@ -823,6 +824,18 @@ class Interpreter(ObjectModel):
         return None
 
     def exec_for(self, s: ast.For | ast.AsyncFor, frame: Frame) -> None:
+        lazy = self.lazy_map(s.iter, frame)
+        if lazy is not None:  # `for y in map(f, xs)`: each f(x) runs just before the body that takes it
+            for item in lazy:
+                self.assign(s.target, item, frame, s)
+                try:
+                    self.exec_block(s.body, frame)
+                except _Break:
+                    return
+                except _Continue:
+                    pass
+            self.exec_block(s.orelse, frame)
+            return
         it = self.ev(s.iter, frame)
         items = self.iterate(it, s.iter)
         if items is None:
@@ -845,6 +858,16 @@ class Interpreter(ObjectModel):
                 self.assume(f"line {s.lineno}: loop does no tensor work; left after {IDLE_ITERATIONS} iterations")
                 return
         self.exec_block(s.orelse, frame)
+
+    def lazy_map(self, e: ast.expr, frame: Frame) -> Iterator[object] | None:
+        """The items of `map(...)`/`filter(...)` written as e, computed one by one; None for other e."""
+        if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("map", "filter")
+                and not e.keywords and len(e.args) >= 2 and not any(isinstance(a, ast.Starred) for a in e.args)):
+            return None
+        f = self.ev(e.func, frame)
+        if not (isinstance(f, ModRef) and f.dotted == f"builtins.{e.func.id}") or (e.func.id == "filter" and len(e.args) != 2):
+            return None
+        return self.map_items(e.func.id, [self.ev(a, frame) for a in e.args], e, frame)
 
     def look_for_work(self) -> None:
         """Every IDLE_CHECK statements: stop (_Idle) after IDLE_STEPS of them in a row recorded
@@ -993,7 +1016,7 @@ class Interpreter(ObjectModel):
                     self.ev(v.value, frame)
             return Opaque("str")
         if isinstance(e, ast.Lambda):
-            return Unknown("lambda")
+            return Closure(e, frame)
         if isinstance(e, ast.Starred):
             return self.ev(e.value, frame)
         if isinstance(e, ast.NamedExpr):
@@ -1211,6 +1234,10 @@ class Interpreter(ObjectModel):
             return result
         if isinstance(f, ClassRef):
             return self.construct(f, args, kwargs, node)
+        if isinstance(f, Closure):
+            return self.call_lambda(f, args, kwargs, node)
+        if isinstance(f, Partial):
+            return self.call(f.func, [*f.args, *args], {**f.kwargs, **kwargs}, node, frame)
         if isinstance(f, Instance):
             return self.call_instance(f, args, kwargs, node, frame)
         if isinstance(f, ModRef):
@@ -1224,6 +1251,58 @@ class Interpreter(ObjectModel):
         return self.opaque_call(getattr(f, "what", "") or getattr(f, "name", "") or (
                 "Py" if isinstance(f, Py) else type(f).__name__), args, kwargs,
                                 node, foreign=False)
+
+    def call_lambda(self, f: Closure, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        """Call a `lambda`: its parameters bound on a copy of the names of the frame it was made in,
+        read now (a closure sees what was assigned after it was made)."""
+        lam: ast.Lambda = f.node  # type: ignore[assignment]
+        made: Frame = f.frame  # type: ignore[assignment]
+        if len(self.stack) >= MAX_CALL_DEPTH:
+            self.assume("recursive call to a lambda not followed")
+            self.unknown(node, "lambda")
+            return Unknown("lambda")
+        frame = Frame(dict(made.env), made.qualname, made.imports, made.cls, made.mod, made.self_name)
+        shim = ast.FunctionDef(name="<lambda>", args=lam.args, body=[], decorator_list=[], returns=None,
+                               type_comment=None)
+        self.bind_params(shim, frame, args, kwargs, None)
+        self.stack.append(f"{made.qualname}.<lambda>")
+        try:
+            return self.ev(lam.body, frame)
+        finally:
+            self.stack.pop()
+
+    def map_filter(self, name: str, args: list[object], node: ast.AST, frame: Frame) -> object:
+        """`map(f, xs, ...)` and `filter(f, xs)`, evaluated where they are called. Python runs them
+        lazily, when the result is consumed; what consumes it all at once (list(), tuple(), sum(),
+        torch.cat, a comprehension) sees the same calls in the same order. A for loop straight over
+        map()/filter() interleaves them with its body (exec_for), as Python does: the lambda may read
+        a name the body rebinds."""
+        if len(args) < 2 or (name == "filter" and len(args) != 2):
+            return Opaque(name)
+        return Seq(list(self.map_items(name, args, node, frame)), "list")
+
+    def map_items(self, name: str, args: list[object], node: ast.AST, frame: Frame) -> Iterator[object]:
+        """The items of map()/filter(), each computed when it is asked for. Over a sequence of unknown
+        length f is counted once, as a comprehension's body is."""
+        f = args[0]
+        seqs = [self.iterate(a, node) for a in args[1:]]
+        for i, (a, seq) in enumerate(zip(args[1:], seqs)):
+            if seq is None:
+                self.assume(f"line {getattr(node, 'lineno', 0)}: {name}() over a sequence of unknown length; counted once")
+                seqs[i] = [self.unary_view(a, "select", None) if isinstance(a, TensorRef) else Opaque("item")]
+        for items in list(zip(*seqs))[: self.settings.max_unroll]:  # type: ignore[misc]
+            self.steps_left -= 1
+            if self.steps_left < 0:
+                raise _Budget()
+            if name == "map":
+                yield self.call(f, list(items), {}, node, frame)
+                continue
+            x = items[0]
+            keep = self.truth(x if isinstance(f, Py) and f.value is None else self.call(f, [x], {}, node, frame), node)
+            if keep is None:
+                self.assume(f"line {getattr(node, 'lineno', 0)}: filter() keeps an item it cannot test")
+            if keep is not False:
+                yield x
 
     def opaque_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST,
                     foreign: bool = True) -> object:
@@ -1241,8 +1320,12 @@ class Interpreter(ObjectModel):
         return Unknown(name)
 
     def dotted_call(self, dotted: str, args: list[object], kwargs: dict[str, object], node: ast.AST, frame: Frame) -> object:
+        if dotted in ("builtins.map", "builtins.filter") and not kwargs:
+            return self.map_filter(dotted[9:], args, node, frame)
         if dotted.startswith("builtins."):
             return self.builtin_call(dotted[9:], args, kwargs, node)
+        if dotted == "functools.partial" and args:
+            return Partial(args[0], tuple(args[1:]), dict(kwargs))
         args, kwargs = _as_tensors(args, kwargs)
         if self.is_compile(ModRef(dotted)):
             if args:
@@ -1395,7 +1478,7 @@ class Interpreter(ObjectModel):
             touch(args[0])
             return Py(None)
         if name == "callable" and args:
-            return Py(isinstance(args[0], (FuncRef, Instance, ClassRef, BoundBuiltin, MethodRef))) \
+            return Py(isinstance(args[0], (FuncRef, Instance, ClassRef, BoundBuiltin, MethodRef, Closure, Partial))) \
                 if not isinstance(args[0], (Unknown, ModRef)) else Opaque("callable")
         if name == "type" and len(args) == 1 and isinstance(args[0], Instance):
             return ClassRef(args[0].cls, args[0].mod)

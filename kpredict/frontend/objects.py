@@ -28,8 +28,8 @@ from kpredict.frontend.frame import MAX_ITEMS, Frame, _Break, _Budget, _Continue
 from kpredict.frontend.frame import MISSING as M
 from kpredict.frontend.parse import SETTER, ModuleInfo, node_text
 from kpredict.frontend.values import (
-    CATALOGUE, BoundBuiltin, ClassRef, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef, NNModule,
-    Opaque, Py, Seq, Super, Sym, SymObj, TensorRef, Tracked, Unknown, touch,
+    CATALOGUE, BoundBuiltin, ClassRef, Closure, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
+    NNModule, Opaque, Partial, Py, Seq, Super, Sym, SymObj, TensorRef, Tracked, Unknown, touch,
 )
 from kpredict.ir import TensorMeta, Value
 
@@ -470,9 +470,9 @@ class ObjectModel:
                 if isinstance(v, TensorRef):
                     if v.vid not in outside:
                         olds.add(v.vid)
-                elif isinstance(v, (FuncRef, MethodRef, BoundBuiltin, Super, CompiledRef)):
+                elif isinstance(v, (FuncRef, MethodRef, BoundBuiltin, Super, CompiledRef, Closure, Partial)):
                     if not isinstance(v, FuncRef) or v.bound is not None:
-                        return None
+                        return None  # a lambda reads the frame it was made in: built again
                 elif isinstance(v, Unknown) and v.src is not None:
                     return None  # an unknown call's result kept by a build: built again rather than mapped
         sh, fg = self.shared, self.fg
@@ -1305,6 +1305,9 @@ def _arg_key(v: object) -> object:
         return ("opaque", v.what)  # analysis cannot tell two equal ones apart, so neither can a build
     if isinstance(v, Seq):
         return ("seq", v.kind, tuple(_arg_key(x) for x in v.items))
+    if isinstance(v, Partial):  # norm_layer=partial(nn.LayerNorm, eps=1e-6), handed to every block
+        return ("partial", _arg_key(v.func), tuple(_arg_key(x) for x in v.args),
+                tuple((k, _arg_key(x)) for k, x in v.kwargs.items()))
     raise _NoKey()
 
 

@@ -187,6 +187,24 @@ class Super:
     mod: str | None = None
 
 
+@dataclass(eq=False, slots=True)
+class Closure:
+    """A `lambda`: its node and the frame it was made in. Called, it reads that frame's names as they
+    are then (Python closures see later assignments), and its parameters are bound on a copy."""
+
+    node: object  # ast.Lambda
+    frame: object  # frame.Frame
+
+
+@dataclass(eq=False, slots=True)
+class Partial:
+    """`functools.partial(func, *args, **kwargs)`: calling it calls func with these arguments first."""
+
+    func: object
+    args: tuple
+    kwargs: dict
+
+
 # The holders (Seq, Dict, Instance) carry `ver`, bumped wherever their contents change, so that the
 # construction memo can tell an object left as it was without rebuilding its snapshot (`touch`).
 

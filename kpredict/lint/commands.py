@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from kpredict import walk
-from kpredict.cli_options import RunOptions, common_options, given_inputs, input_options, parse_dims
+from kpredict.cli_options import RunOptions, common_options, given_inputs, input_options, parse_dims, strict_option
 from kpredict.frontend.parse import ParseError, decode_source
 from kpredict.ir import FileReport
 from kpredict.lint import baseline, gitdiff
@@ -30,6 +30,7 @@ from kpredict.lint.model import Diagnostic, FileResult, LintRun
 from kpredict.lint.registry import all_rules, by_code, get
 from kpredict.parallel import analyze_targets
 from kpredict.settings import Settings
+from kpredict.strict import strict_errors
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 DEFAULT_BASELINE = ".kpredict-baseline.json"
@@ -172,6 +173,7 @@ def settings_text(path: str, resolved: Resolved, fmt: str) -> str:
               help="Kernel budget: fail only on growth beyond this baseline and on findings it does not hold.")
 @click.option("--write-baseline", is_flag=True, help=f"Record the baseline (to --baseline, else {DEFAULT_BASELINE}).")
 @input_options
+@strict_option
 @common_options
 def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, dims: tuple[str, ...],
                   config_file: str | None, isolated: bool, all_files: bool, select: tuple[str, ...],
@@ -180,7 +182,7 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
                   force_exclude: bool,
                   output_format: str | None, output_file: str | None, exit_zero: bool, show_stats: bool,
                   show_settings: bool, baseline_path: str | None, write_baseline: bool, init: str | None,
-                  example: str | None, run: RunOptions) -> None:
+                  example: str | None, strict: bool, run: RunOptions) -> None:
     """Lint PATHS (default: the current directory) for code that costs kernels and memory traffic."""
     try:
         cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), select=_split(select) or None,
@@ -229,7 +231,10 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
             fh.write(text)
     else:
         click.echo(text, nl=False)
-    if any(f.error for f in files):
+    assumed = strict_errors(f.report for f in files) if strict else []
+    for line in assumed:
+        click.echo(line, err=True)
+    if any(f.error for f in files) or assumed:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if lint_run.count and not exit_zero else EXIT_CLEAN)
 
