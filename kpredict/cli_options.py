@@ -14,12 +14,13 @@ Usage in a command:
 `common_options` adds `-j/--jobs`, `--no-cache` and `--cache-dir` and hands the command one
 `run: RunOptions` argument instead of three; `parse_dims` reads the `--dim NAME=INT` values;
 `input_options` adds `--init` and `--example` (as verify has them) and `given_inputs` checks that
-they go with one `FILE::QUALNAME` selection; `strict_option` adds `--strict` (kpredict.strict).
+they go with one `FILE::QUALNAME` selection (`diff_inputs` reads diff's, which name their function); `strict_option` adds `--strict` (kpredict.strict).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +93,22 @@ def given_inputs(init: str | None, example: str | None, selections: list[tuple[s
                                f"(e.g. model.py::GPT.forward), and only it")
     q = chosen[0]
     return ({q: example} if example else None), ({q: init} if init else None)
+
+
+def diff_inputs(values: tuple[str, ...], opt: str) -> dict[str, str] | None:
+    """diff's repeatable `--init` / `--example` values, `QUALNAME: NAME=EXPR ...`, as qualname ->
+    its `NAME=EXPR ...` text. diff analyzes whole files, so each value names its function as
+    report's FILE::QUALNAME does after the `::` (GPT.forward), and applies to that function in every
+    changed file that defines it, at the base and at the head alike."""
+    out: dict[str, str] = {}
+    for v in values:
+        m = re.match(r"\s*([A-Za-z_][\w.]*)\s*:(?!:)\s*(.*)\Z", v, re.S)
+        if m is None or not m.group(2).strip():
+            raise click.BadParameter(f"expected 'QUALNAME: NAME=EXPR ...' (e.g. \"GPT.forward: config=GPTConfig("
+                                     f"n_layer=2)\"), got {v!r}", param_hint=opt)
+        q, items = m.group(1), m.group(2).strip()
+        out[q] = f"{out[q]} {items}" if q in out else items
+    return out or None
 
 
 def parse_dims(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:

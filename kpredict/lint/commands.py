@@ -17,7 +17,9 @@ from typing import Any
 import click
 
 from kpredict import walk
-from kpredict.cli_options import RunOptions, common_options, given_inputs, input_options, parse_dims, strict_option
+from kpredict.cli_options import (
+    RunOptions, common_options, diff_inputs, given_inputs, input_options, parse_dims, strict_option,
+)
 from kpredict.frontend.parse import ParseError, decode_source
 from kpredict.ir import FileReport
 from kpredict.lint import baseline, gitdiff
@@ -339,15 +341,23 @@ def rules_command(fmt: str) -> None:
               show_default=True)
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the output here.")
 @click.option("--fail-on-increase", is_flag=True, help="Exit 1 when a function's kernels or bytes grew.")
+@click.option("--init", "init", multiple=True, metavar="'QUALNAME: NAME=EXPR ...'",
+              help="Constructor arguments of QUALNAME's class, at both revisions, in every changed file that "
+                   "defines it: --init \"GPT.forward: config=GPTConfig(n_layer=2)\" (repeatable).")
+@click.option("--example", "example", multiple=True, metavar="'QUALNAME: NAME=EXPR ...'",
+              help="Inputs of QUALNAME, as --init: --example \"GPT.forward: idx=randint(0, 100, (8, 1024))\" "
+                   "(repeatable).")
 def diff_command(base: str, head: str | None, target: str | None, mode: str | None, dims: tuple[str, ...],
                  config_file: str | None, isolated: bool, all_files: bool, only_paths: tuple[str, ...], fmt: str,
-                 output_file: str | None, fail_on_increase: bool) -> None:
+                 output_file: str | None, fail_on_increase: bool, init: tuple[str, ...],
+                 example: tuple[str, ...]) -> None:
     """Per changed function: eager and compiled kernels and bytes at BASE and at HEAD (default: the
     working tree), for the .py files git sees changed between them."""
     try:
         cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), config=config_file, isolated=isolated,
                         all_files=all_files)
-        result = gitdiff.compute(base, head, cli, paths=only_paths)
+        result = gitdiff.compute(base, head, cli, paths=only_paths, examples=diff_inputs(example, "--example"),
+                                 inits=diff_inputs(init, "--init"))
     except ConfigError as e:
         _fail(str(e))
         return

@@ -138,11 +138,12 @@ class DiffResult:
         return any(fn.grew() for f in self.files for fn in f.functions)
 
 
-def _analyze(data: bytes | None, path: str, settings) -> tuple[dict[str, dict[str, Any]], str | None]:
+def _analyze(data: bytes | None, path: str, settings, examples: dict[str, str] | None = None,
+             inits: dict[str, str] | None = None) -> tuple[dict[str, dict[str, Any]], str | None]:
     if data is None:
         return {}, None
     try:
-        rep = api.analyze_source(data, path, settings)
+        rep = api.analyze_source(data, path, settings, examples=examples, inits=inits)
     except Exception as e:  # noqa: BLE001 - one bad file must not stop the diff
         return {}, f"internal error ({type(e).__name__}: {e})"
     if rep.error:
@@ -150,7 +151,11 @@ def _analyze(data: bytes | None, path: str, settings) -> tuple[dict[str, dict[st
     return {fn.qualname: figures_of(fn) for fn in rep.functions}, None
 
 
-def compute(base: str, head: str | None, cli: Overrides, start: str = ".", paths: tuple[str, ...] = ()) -> DiffResult:
+def compute(base: str, head: str | None, cli: Overrides, start: str = ".", paths: tuple[str, ...] = (),
+            examples: dict[str, str] | None = None, inits: dict[str, str] | None = None) -> DiffResult:
+    """`examples`, `inits`: per qualname, its inputs and its class's constructor arguments as
+    `name=expr` text (diff's --example and --init), given to that function in every changed file
+    that defines it, at both revisions."""
     root = repo_root(start)
     git(root, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
     if head is not None:
@@ -164,8 +169,8 @@ def compute(base: str, head: str | None, cli: Overrides, start: str = ".", paths
     for rel in files:
         resolved = resolve_for(os.path.join(root, rel), cli)
         target = target or resolved.settings.target
-        before, e1 = _analyze(read_at(root, base, rel), rel, resolved.settings)
-        after, e2 = _analyze(read_at(root, head, rel), rel, resolved.settings)
+        before, e1 = _analyze(read_at(root, base, rel), rel, resolved.settings, examples, inits)
+        after, e2 = _analyze(read_at(root, head, rel), rel, resolved.settings, examples, inits)
         fd = FileDiff(rel, error=e1 or e2)
         for q in sorted(set(before) | set(after), key=lambda q: (q not in after, q)):
             b, a = before.get(q), after.get(q)
