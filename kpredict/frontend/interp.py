@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
+from kpredict.frontend import params as P
 from kpredict.frontend.frame import (
     MAX_ITEMS, MAX_OPS, Frame, _Break, _Budget, _Continue, _Idle, _Raise, _Return, _span, py,
 )
@@ -525,9 +526,13 @@ class Interpreter(ObjectModel):
             self.assume(f"{p.arg} = {node_text(default)} (its default)", force=True)
         if (describe and isinstance(v, Py) and v.value is None and self.tensor_annotation(p)
                 and frame.qualname.endswith(".forward") and not self.tensor_given(frame)):
-            # forward(self, input_ids=None, ...): the first optional tensor is the input
-            self.assume(f"{p.arg}: tensor of unknown shape, float32 (its default is None)", force=True)
-            return self.new_tensor(TensorMeta(dtype="float32"), is_input=True, name=p.arg)
+            # forward(self, input_ids=None, ...): the first optional tensor is the input, of the
+            # dtype its annotation names (Optional[torch.LongTensor]: int64; kpredict.frontend.params)
+            dtype = P.tensor_dtype(p.annotation)
+            self.assume(f"{p.arg}: tensor of unknown shape, float32 (its default is None)" if dtype == "float32"
+                        else f"{p.arg}: {dtype} tensor of unknown shape (annotation {node_text(p.annotation)}; "
+                        "its default is None)", force=True)
+            return self.new_tensor(TensorMeta(dtype=dtype), is_input=True, name=p.arg)
         return v
 
     def tensor_given(self, frame: Frame) -> bool:
@@ -542,6 +547,14 @@ class Interpreter(ObjectModel):
         """A parameter with no argument and no default: a tensor unless its annotation or its use
         says otherwise; in a constructor, a config object or a named symbol."""
         ann = p.annotation
+        if not is_init and not (ann is None and fdef is not None and _used_as_int(fdef, p.arg)):
+            kind = P.param_kind(p, fdef)  # kinds by annotation and use (issue 26, item 5)
+            if kind is not None:
+                if describe:
+                    self.assume(P.describe(p, kind), force=True)
+                if kind.what == "tensor":
+                    return self.new_tensor(TensorMeta(dtype=kind.dtype), is_input=True, name=p.arg)
+                return self.sym(p.arg) if kind.what == "int" else Opaque(p.arg)
         text = node_text(ann) if ann is not None else ""
         base = text.split("[")[0].split(".")[-1]
         if base in ("int", "float", "bool", "str", "bytes", "complex"):
