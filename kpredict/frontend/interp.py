@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from kpredict.frontend import shapes as S
@@ -837,26 +837,18 @@ class Interpreter(ObjectModel):
         return None
 
     def exec_for(self, s: ast.For | ast.AsyncFor, frame: Frame) -> None:
-        lazy = self.lazy_map(s.iter, frame)
-        if lazy is not None:  # `for y in map(f, xs)`: each f(x) runs just before the body that takes it
-            for item in lazy:
-                self.assign(s.target, item, frame, s)
-                try:
-                    self.exec_block(s.body, frame)
-                except _Break:
-                    return
-                except _Continue:
-                    pass
-            self.exec_block(s.orelse, frame)
-            return
-        it = self.ev(s.iter, frame)
-        items = self.iterate(it, s.iter)
+        # `for y in map(f, xs)`: each f(x) runs just before the body that takes it
+        items: Iterable[object] | None = self.lazy_map(s.iter, frame)
         if items is None:
-            self.assume(f"line {s.lineno}: loop count not known statically; the body is counted once")
-            items = [Opaque("loop item") if not isinstance(it, TensorRef) else self.unary_view(it, "select", None)]
-        elif len(items) > self.settings.max_unroll:
-            self.assume(f"line {s.lineno}: loop of {len(items)} iterations; counted for the first {self.settings.max_unroll}")
-            items = items[: self.settings.max_unroll]
+            it = self.ev(s.iter, frame)
+            items = self.iterate(it, s.iter)
+            if items is None:
+                self.assume(f"line {s.lineno}: loop count not known statically; the body is counted once")
+                items = [Opaque("loop item") if not isinstance(it, TensorRef) else self.unary_view(it, "select", None)]
+            elif len(items) > self.settings.max_unroll:
+                self.assume(f"line {s.lineno}: loop of {len(items)} iterations; counted for the first "
+                            f"{self.settings.max_unroll}")
+                items = items[: self.settings.max_unroll]
         idle, mark = 0, self.activity()
         for item in items:
             self.assign(s.target, item, frame, s)
