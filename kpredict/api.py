@@ -87,7 +87,7 @@ def analyze_source(
         # The reruns come after every first analysis: they reuse what those learned of other modules.
         if fg.loop_symbols and fg.ops and not fg.cut_short:
             report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict, shared,
-                                                                         examples, inits))
+                                                                         examples, inits, first=settings))
         functions.append(report)
     if only is not None and not functions:
         return FileReport(path=path, error=f"no function named {only!r}")
@@ -148,13 +148,15 @@ def analyze_file(path: str | Path, settings: Settings | None = None, only: str |
 
 def rerun(module: ModuleInfo, table: OpTable, qualname: str,
           predict: Callable[[FunctionGraph, Settings], FunctionReport], shared: Shared | None = None,
-          examples: dict[str, str | dict[str, object]] | None = None, inits: dict[str, str] | None = None) -> Rebuild:
+          examples: dict[str, str | dict[str, object]] | None = None, inits: dict[str, str] | None = None,
+          first: Settings | None = None) -> Rebuild:
     """A Rebuild (kpredict.symbolic) that analyzes `qualname` of `module` again under other settings
     (other dims); `shared`: the Shared of the file's finished first analysis, whose knowledge of other
-    modules the reruns reuse (Shared.for_rerun); `examples`, `inits`: the values the first analysis was given."""
+    modules and call summaries the reruns reuse (Shared.for_rerun); `examples`, `inits`, `first`: the
+    values and settings the first analysis was given."""
 
     def run(settings: Settings) -> tuple[FunctionGraph, FunctionReport] | None:
-        again = shared.for_rerun(settings) if shared is not None else None
+        again = shared.for_rerun(settings, first) if shared is not None else None
         for fg in build_graphs(module, table, settings, only=qualname, examples=examples, inits=inits, shared=again):
             return fg, predict(fg, settings)
         return None

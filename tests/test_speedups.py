@@ -1006,7 +1006,8 @@ def test_loop_count_reruns_reuse_what_the_first_pass_learned_of_other_modules(tm
     from kpredict import api
 
     real_rerun = api.rerun
-    monkeypatch.setattr(api, "rerun", lambda m, t, q, p, shared=None, *given: real_rerun(m, t, q, p, None, *given))
+    monkeypatch.setattr(api, "rerun", lambda m, t, q, p, shared=None, *given, **kw: real_rerun(m, t, q, p, None, *given,
+                                                                                                **kw))
     assert file_dict(analyze_source(model.read_bytes(), str(model), Settings())) == file_dict(fast)
     assert tops.count("consts.py") > 2  # fresh reruns: once per rerun too
 
@@ -1230,8 +1231,82 @@ def test_reruns_under_equal_settings_share_built_objects(monkeypatch: pytest.Mon
     assert "n_layer" in str(heads["HeadA.forward"].eager.kernels)
     assert "n_layer" in str(heads["HeadB.forward"].eager.kernels)
     real = Shared.for_rerun
-    monkeypatch.setattr(Shared, "for_rerun", lambda self, settings=None: real(self))  # fresh every time
+    monkeypatch.setattr(Shared, "for_rerun", lambda self, settings=None, first=None: real(self))  # fresh every time
     built.clear()
     slow = analyze_source(HEADS_OVER_A_LOOP_COUNT, "heads.py", Settings())
     assert file_dict(fast) == file_dict(slow)
     assert built.count("Encoder") - shared_builds >= 3  # HeadB's reruns at n_layer = 1, 2, 3 built it again
+
+
+RERUN_MODEL = '''
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) + x
+
+
+class Inner(nn.Module):
+    """Looks up the count inside forward without looping over it: its summary depends on n_layer."""
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        x = self.fc(x)
+        if self.config.n_layer > 1:
+            x = x.sigmoid()
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
+        self.inner = Inner(config)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.inner(x)
+'''
+
+
+def test_loop_count_reruns_replay_first_pass_summaries_that_do_not_read_the_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reruns keep the first pass's call summaries that looked up none of the counts they change
+    (Shared.for_rerun, Summaries.kept_for): Block's call is replayed, not recorded again, while Inner's,
+    which reads n_layer, is recorded afresh; the figures are those of reruns with nothing kept."""
+    model = tmp_path / "model.py"
+    model.write_text(RERUN_MODEL)
+    recorded: list[str] = []
+    real_record = summaries.Summaries.record
+
+    def record(self, it, key, *rest):  # noqa: ANN001, ANN002, ANN202
+        recorded.append(key[0])
+        return real_record(self, it, key, *rest)
+
+    monkeypatch.setattr(summaries.Summaries, "record", record)
+    kept = file_dict(analyze_source(model.read_bytes(), str(model), Settings()))
+    kept_records = list(recorded)
+    fwd = next(f for f in kept["functions"] if f["qualname"] == "Net.forward")
+    # addmm, relu, add per block; Inner: addmm, and a sigmoid from n_layer = 2 on (3 + 1 at n = 1,
+    # 6 + 2 at n = 2: 4*n_layer, and not linear at n = 3). Kept, Inner's summary recorded with n_layer
+    # unknown (the if branch: sigmoid) would give 2 + 3*n_layer
+    assert fwd["eager"]["kernels"] == "4*n_layer"
+    recorded.clear()
+    monkeypatch.setattr(summaries.Summaries, "kept_for", lambda self, changed: summaries.Summaries())
+    fresh = file_dict(analyze_source(model.read_bytes(), str(model), Settings()))
+    assert fresh == kept
+    # the reruns record Block.forward in fresh reruns only; Inner.forward in both
+    assert kept_records.count("Block.forward") < recorded.count("Block.forward")
+    assert kept_records.count("Inner.forward") == recorded.count("Inner.forward") > 1
+    assert any("not exactly linear" in a for a in fwd["assumptions"])

@@ -576,6 +576,7 @@ class ObjectModel:
 
     def sym(self, name: str) -> object:
         """A named unknown int, or its value when `--dim name=N` fixes it."""
+        self.shared.summaries.sym_read(name)
         dims = self.settings.dim_map
         return Py(dims[name]) if name in dims else Sym(name)
 

@@ -65,6 +65,7 @@ class Summary:
     line: int = 0  # the recorded call's line (notes of anchored calls name it)
     needs: list[tuple[int, str, tuple[str, object]]] = field(default_factory=list)  # attributes read
     mode: str | None = None  # the mode it was recorded in, when it asked (torch.compiler.is_compiling)
+    syms: frozenset[str] = frozenset()  # names of symbolic sizes the call looked up (Interpreter.sym)
     external: tuple[int, ...] | None = None  # ids the ops read that are neither leaves nor made (first replay)
 
     def fits(self, sig: Signature, mode: str) -> bool:
@@ -260,6 +261,29 @@ class Summaries:
         self.table: dict[tuple, list[Summary]] = {}
         self.refused: set[tuple] = set()  # keys whose call changed its object or arguments
         self.reading: list[set[tuple[int, str]]] = []  # per call being recorded: (object id, attribute) read
+        self.sym_reading: list[set[str]] = []  # per call being recorded: the symbolic sizes it looked up
+
+    def kept_for(self, changed: set[str]) -> Summaries:
+        """A new Summaries holding this one's summaries that do not depend on the sizes named in
+        `changed`: a rerun with other loop counts (symbolic.py) replays those instead of running the
+        calls again. A summary depends on a size when the call looked it up (`sym_read`) or looped
+        over it; a size that reached the call as a value (an argument, an object's attribute) is part
+        of the call's signature, which the new value no longer matches. A summary whose ops read a tensor
+    from outside the call (`_external`: an object reached another way), or made a view of such a
+    tensor, is not kept: the rerun builds its objects afresh, and the replay would read the first
+    analysis's tensor."""
+        out = Summaries()
+        for key, lst in self.table.items():
+            kept = [s for s in lst if not (s.syms & changed) and changed.isdisjoint(s.loop_symbols)
+                    and not _external(s) and _self_contained(s)]
+            if kept:
+                out.table[key] = kept
+        return out
+
+    def sym_read(self, name: str) -> None:
+        """A symbolic size was looked up (its --dim value or a symbol): the calls being recorded depend on it."""
+        for r in self.sym_reading:
+            r.add(name)
 
     def read(self, inst: Instance, attr: str) -> None:
         """An attribute of an object was read (called by the interpreter while recording)."""
@@ -304,6 +328,9 @@ class Summaries:
                     for i, name, _ in s.needs:
                         for r in self.reading:
                             r.add((ids[i], name))
+                if s.syms:
+                    for r in self.sym_reading:
+                        r.update(s.syms)
                 return self.replay(it, s, sig.leaves, node)
         if key in self.refused:
             return run()
@@ -319,7 +346,9 @@ class Summaries:
         stack_len = len(it.stack)
         asked = sh.mode_reads
         reads: set[tuple[int, str]] = set()
+        syms: set[str] = set()
         self.reading.append(reads)
+        self.sym_reading.append(syms)
         # notes are kept once per graph: collect the call's own, even those the graph already has
         outer = (fg.unknowns, fg.assumptions, fg.loop_symbols)
         fg.unknowns, fg.assumptions, fg.loop_symbols = [], [], []
@@ -327,6 +356,7 @@ class Summaries:
             ret = run()
         finally:
             self.reading.pop()
+            self.sym_reading.pop()
             own = (fg.unknowns, fg.assumptions, fg.loop_symbols)
             fg.unknowns, fg.assumptions, fg.loop_symbols = outer
             for mine, theirs in zip(own, outer):
@@ -376,6 +406,7 @@ class Summaries:
             line=getattr(it.anchor or node, "lineno", 0),
             needs=needs,
             mode=sh.mode if sh.mode_reads != asked else None,
+            syms=frozenset(syms),
         ))
         return ret
 
@@ -427,10 +458,7 @@ class Summaries:
         known = fg.values
         # what the ops read that the replay did not make: the call's leaves and the ids its recording
         # read from outside (kept as they are); most replays bring no tensor from outside the graph
-        if s.external is None:
-            inside = {*s.leaves, *(val.vid for val in s.values)}
-            s.external = tuple(set(chain.from_iterable(chain.from_iterable(map(_IOM, s.ops)))) - inside)
-        if not known.keys() >= {*leaves, *s.external}:  # in C, without walking the ops
+        if not known.keys() >= {*leaves, *_external(s)}:  # in C, without walking the ops
             for v in chain.from_iterable(chain.from_iterable(map(_IOM, moved))):
                 if v not in known:
                     it.local(v)  # a parameter or a global tensor, entering this graph as an input
@@ -450,6 +478,39 @@ class Summaries:
             if n not in fg.loop_symbols:
                 fg.loop_symbols.append(n)
         return _map_result(s.ret, vmap, {})
+
+
+def _external(s: Summary) -> tuple[int, ...]:
+    """The ids a summary's ops read that are neither its leaves nor made by the call (worked out once)."""
+    if s.external is None:
+        inside = {*s.leaves, *(val.vid for val in s.values)}
+        s.external = tuple(set(chain.from_iterable(chain.from_iterable(map(_IOM, s.ops)))) - inside)
+    return s.external
+
+
+def _self_contained(s: Summary) -> bool:
+    """Whether a replay of `s` gives only the call's own tensors and their storages: every tensor the
+    call made lives in the storage of a leaf or of a tensor it made (not in that of a view's base
+    reached another way, which a replay keeps as recorded), and its result holds no tensor but those."""
+    made = {val.vid for val in s.values}
+    inside = {*s.leaf_storages, *made}
+    if not all(val.storage in inside for val in s.values):
+        return False
+    ids: list[int] = []
+    _result_tensors(s.ret, ids, set())
+    return {*s.leaves, *made}.issuperset(ids)
+
+
+def _result_tensors(v: object, out: list[int], seen: set[int]) -> None:
+    if isinstance(v, TensorRef):
+        out.append(v.vid)
+    elif isinstance(v, Unknown) and v.src is not None:
+        out.append(v.src)
+    elif isinstance(v, (Seq, Dict, Instance)) and id(v) not in seen:
+        seen.add(id(v))
+        items = v.items if isinstance(v, Seq) else v.items.values() if isinstance(v, Dict) else v.attrs.values()
+        for x in items:
+            _result_tensors(x, out, seen)
 
 
 def _bound(fdef: ast.FunctionDef | ast.AsyncFunctionDef | None, args: list[object],
