@@ -12,7 +12,11 @@ answer so far is also written there after each phase, so a timeout does not lose
 
 Function mode imports the file as module `_kpredict_user` (not `__main__`, so `if __name__ ==
 "__main__":` blocks do not run); if its module-level code fails (e.g. it needs CUDA), it is loaded
-again as its imports, definitions and the assignments that succeed.
+again as its imports, definitions and the assignments that succeed. A file inside a package (folders
+with `__init__.py`, or a namespace package below the nearest pyproject.toml's folder) is imported by
+its dotted name with the package root's folder on sys.path, so its relative imports work and
+`--init`/`--example` are evaluated in its own namespace; a package that cannot be imported is a
+one-line "load" error. Script mode runs such a file as `python -m package.module` would.
 
 On cuda, the example inputs and the module are moved to the GPU; tensors the function makes without
 `device=` stay where torch puts them, as in the user's own run. (A `torch.device` context around the
@@ -24,6 +28,8 @@ each function of the file on the stack (per call, numbered with a profile hook).
 eager kernels on cuda are counted as dispatched ops (not GPU events); compiled figures exist only for
 functions the script itself passes to `torch.compile` and calls at least twice (the first call
 compiles), and not while the script's own profiler is running; graph breaks are not reported.
+On a device other than cuda, a script whose text says "cuda" runs under `cuda_override`: what it
+puts on cuda goes to the chosen device, and a note says what was moved.
 """
 
 from __future__ import annotations
@@ -137,8 +143,77 @@ def _error_from(exc: BaseException) -> dict[str, Any]:
 _KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
 
 
+def _has_relative_import(tree: ast.Module) -> ast.ImportFrom | None:
+    """The first `from .x import y` run at import time (not one inside a function body)."""
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            return node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return None
+
+
+def _project_root(folder: str) -> str | None:
+    """The folder of the nearest pyproject.toml at or above `folder`."""
+    cur = folder
+    while True:
+        if os.path.isfile(os.path.join(cur, "pyproject.toml")):
+            return cur
+        up = os.path.dirname(cur)
+        if up == cur:
+            return None
+        cur = up
+
+
+def package_of(path: str, relative: bool) -> tuple[str, str] | None:
+    """(folder to put on sys.path, dotted module name) of a file that is part of a package: its folder
+    has `__init__.py` (walked up while the folders have one, not above the nearest pyproject.toml's
+    folder), or, for a file with relative imports in a namespace package, it lies below that folder
+    (or its `src/`). None for a file on its own."""
+    folder, stem = os.path.split(path)
+    stem = os.path.splitext(stem)[0]
+    project = _project_root(folder)
+    parts = [stem]
+    cur = folder
+    while os.path.isfile(os.path.join(cur, "__init__.py")):
+        parts.insert(0, os.path.basename(cur))
+        up = os.path.dirname(cur)
+        if cur == project or up == cur:
+            cur = up
+            break
+        cur = up
+    if len(parts) == 1 and relative and project is not None:
+        base = project
+        if os.path.isdir(os.path.join(project, "src")) and folder.startswith(os.path.join(project, "src") + os.sep):
+            base = os.path.join(project, "src")
+        rel = os.path.relpath(folder, base)
+        if rel != "." and not rel.startswith(".."):
+            parts = rel.split(os.sep) + [stem]
+            cur = base
+    if len(parts) == 1 or not all(p.isidentifier() for p in parts):
+        return None
+    return cur, ".".join(parts)
+
+
 def load_module(path: str, notes: list[str]) -> types.ModuleType:
-    """Import the file as `_kpredict_user`; if its top level fails, keep what can be defined."""
+    """Import the file: inside a package by its dotted name (its package root's folder on sys.path, so
+    relative imports work), else as `_kpredict_user`; if its top level fails, keep what can be defined."""
+    with open(path, "rb") as f:
+        source = f.read()
+    try:
+        tree = ast.parse(source, path)
+    except (SyntaxError, ValueError) as e:
+        raise ChildError("load", f"{path}:{getattr(e, 'lineno', None) or 1}: syntax error: {getattr(e, 'msg', e)}") from None
+    rel = _has_relative_import(tree)
+    pkg = package_of(path, rel is not None)
+    if pkg is None and rel is not None:
+        raise ChildError("load", f"{path}:{rel.lineno}: `from {'.' * rel.level}{rel.module or ''} import ...` is a "
+                         "relative import, but the file is not inside a package (folders named as Python identifiers "
+                         "with __init__.py, or below the folder of a pyproject.toml)")
+    if pkg is not None:
+        return _load_in_package(path, pkg[0], pkg[1], notes)
     sys.path.insert(0, os.path.dirname(path))
     spec = importlib.util.spec_from_file_location(USER_MODULE, path)
     if spec is None or spec.loader is None:
@@ -155,12 +230,44 @@ def load_module(path: str, notes: list[str]) -> types.ModuleType:
     return _load_definitions(path)
 
 
-def _load_definitions(path: str) -> types.ModuleType:
+def _load_in_package(path: str, root: str, dotted: str, notes: list[str]) -> types.ModuleType:
+    """`import <dotted>` with `root` first on sys.path: its packages' __init__.py run first, as in the
+    user's own program. A package that cannot be imported, or an import of the file that fails, is a
+    one-line error; other failures of its top level keep its definitions, as for a file on its own."""
+    sys.path.insert(0, root)
+    parent = dotted.rpartition(".")[0]
+    try:
+        importlib.import_module(parent)
+    except SyntaxError as e:
+        raise ChildError("load", f"{e.filename}:{e.lineno}: syntax error: {e.msg} (importing package {parent})") from None
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - any failure of the package is its one-line error
+        raise ChildError("load", f"{path}: cannot import its package {parent} (from {root}): {_exc_message(e)}") from None
+    try:
+        mod = sys.modules.get(dotted) or importlib.import_module(dotted)
+    except SyntaxError as e:
+        raise ChildError("load", f"{e.filename}:{e.lineno}: syntax error: {e.msg}") from None
+    except ImportError as e:
+        raise ChildError("load", f"{path}: cannot import {dotted} (from {root}): {_exc_message(e)}") from None
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - fall back to definitions only
+        notes.append(f"module-level code raised {_exc_message(e)}; loaded its imports and definitions only")
+        return _load_definitions(path, dotted, parent)
+    where = getattr(mod, "__file__", None)
+    if not where or os.path.realpath(where) != path:
+        raise ChildError("load", f"{path}: importing {dotted} (from {root}) gave {where or 'a module without a file'}, "
+                         "another file of that name earlier on sys.path")
+    sys.modules[USER_MODULE] = mod
+    return mod
+
+
+def _load_definitions(path: str, name: str = USER_MODULE, package: str | None = None) -> types.ModuleType:
     """Run only imports, defs, classes and assignments, each on its own, skipping those that fail."""
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), path)
-    mod = types.ModuleType(USER_MODULE)
+    mod = types.ModuleType(name)
     mod.__file__ = path
+    if package is not None:
+        mod.__package__ = package
+    sys.modules[name] = mod
     sys.modules[USER_MODULE] = mod
     for stmt in tree.body:
         if not isinstance(stmt, _KEEP):
@@ -433,6 +540,83 @@ def _profile_compile_calls(sites: Any, device: str, records: dict[str, list], su
         torch.compile = real_compile
 
 
+@contextlib.contextmanager
+def cuda_override(device: str, notes: list[str]) -> Any:
+    """Run a script written for "cuda" on `device` (not a cuda device): a TorchFunctionMode sends what
+    the script puts on cuda there (`device="cuda"` / `torch.device("cuda")` / an index in factory
+    functions and `.to()`, `.cuda()`, modules through their tensors), `pin_memory` is dropped,
+    `torch.cuda.is_available()` says False, `device_count()` 0, and `synchronize()` does nothing.
+    What was moved is noted (not what moves inside a torch.compile'd function: counting there would
+    make Dynamo guard on the counts and recompile on every call). Any TorchFunctionMode sends fast
+    paths that check has_torch_function (nn.MultiheadAttention's in eval) to their slow path, so
+    script_mode enters this one only for a script whose text says cuda."""
+    import torch  # lazy: torch takes seconds to import; only the oracle runs it
+    from torch.overrides import TorchFunctionMode
+
+    target = torch.device(device)
+    moved: dict[str, int] = {}
+
+    def count(what: str) -> None:
+        if not torch.compiler.is_compiling():  # Dynamo would guard on the counts, and recompile each call
+            moved[what] = moved.get(what, 0) + 1
+
+    def remap(d: Any, what: str) -> Any:
+        is_cuda = (isinstance(d, torch.device) and d.type == "cuda"
+                   or isinstance(d, str) and d.split(":")[0] == "cuda"
+                   or isinstance(d, int) and not isinstance(d, bool))
+        if not is_cuda:
+            return d
+        count(what)
+        return target
+
+    tensor_to, tensor_cuda, pin = torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.pin_memory
+
+    class Override(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            kwargs = dict(kwargs or {})
+            if func is tensor_cuda:
+                count(".cuda()")
+                return args[0].to(target, non_blocking=bool(kwargs.get("non_blocking", False)))
+            if func is pin:
+                return args[0]
+            name = getattr(func, "__name__", "f")
+            if kwargs.get("device") is not None:
+                kwargs["device"] = remap(kwargs["device"], f"{name}(device=)")
+            if func is tensor_to and len(args) > 1:
+                args = (args[0], remap(args[1], ".to()"), *args[2:])
+            if kwargs.get("pin_memory"):
+                kwargs["pin_memory"] = False
+            return func(*args, **kwargs)
+
+    real_profile = torch.profiler.profile
+    cuda_act, cpu_act = torch.profiler.ProfilerActivity.CUDA, torch.profiler.ProfilerActivity.CPU
+
+    class Profile(real_profile):  # type: ignore[misc,valid-type]
+        """The script's profiler: its CUDA activity, which this build cannot record, records the CPU."""
+
+        def __init__(self, *a: Any, activities: Any = None, **k: Any) -> None:
+            if activities is not None and cuda_act in activities:
+                count("profile(CUDA)")
+                activities = list(dict.fromkeys(cpu_act if x == cuda_act else x for x in activities))
+            super().__init__(*a, activities=activities, **k)
+
+    saved = (torch.cuda.is_available, torch.cuda.device_count, torch.cuda.synchronize)
+    torch.cuda.is_available = lambda: False  # type: ignore[assignment]
+    torch.cuda.device_count = lambda: 0  # type: ignore[assignment]
+    torch.cuda.synchronize = lambda device=None: None  # type: ignore[assignment]
+    if cuda_act not in torch.profiler.supported_activities():
+        torch.profiler.profile = Profile  # type: ignore[misc]
+    try:
+        with Override():
+            yield
+    finally:
+        torch.cuda.is_available, torch.cuda.device_count, torch.cuda.synchronize = saved
+        torch.profiler.profile = real_profile  # type: ignore[misc]
+        if moved:
+            what = ", ".join(f"{k} x{n}" for k, n in sorted(moved.items()))
+            notes.append(f"device override: what the script put on cuda ran on {device} (--device {device}; {what})")
+
+
 def script_mode(req: dict, result: dict) -> None:
     import torch._inductor.config as inductor_config  # lazy: torch takes seconds to import; only the oracle runs it
 
@@ -444,15 +628,27 @@ def script_mode(req: dict, result: dict) -> None:
     rec = oracle.new_recorder(sites, ranges=False, tagger=tracker.tag)
     compiled: dict[str, list] = {}
     sys.argv = [path] + list(req.get("argv") or [])
-    sys.path.insert(0, os.path.dirname(path))
+    with open(path, "rb") as f:
+        source = f.read()
+    try:
+        pkg = package_of(path, _has_relative_import(ast.parse(source, path)) is not None)
+    except (SyntaxError, ValueError):
+        pkg = None  # runpy reports it
+    sys.path.insert(0, pkg[0] if pkg else os.path.dirname(path))
+    override = (cuda_override(device, result["notes"]) if not device.startswith("cuda") and b"cuda" in source
+                else contextlib.nullcontext())
     error: BaseException | None = None
     suspend: list[Any] = [contextlib.nullcontext]
     try:
-        with _profile_compile_calls(sites, device, compiled, suspend), rec, oracle.host_reads(rec, sites) as paused:
+        with override, _profile_compile_calls(sites, device, compiled, suspend), rec, \
+                oracle.host_reads(rec, sites) as paused:
             suspend[0] = paused
             sys.setprofile(tracker)
             try:
-                runpy.run_path(path, run_name="__main__")
+                if pkg:  # as `python -m package.module`, so that its relative imports work
+                    runpy.run_module(pkg[1], run_name="__main__", alter_sys=True)
+                else:
+                    runpy.run_path(path, run_name="__main__")
             finally:
                 sys.setprofile(None)
     except SystemExit as e:

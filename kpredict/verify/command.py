@@ -35,7 +35,8 @@ def project_defaults(path: str, device: str, mode: str | None) -> tuple[str, str
 @click.argument("target", metavar="PATH[::QUALNAME]")
 @click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto", show_default=True,
               help="Where to run: auto is cpu when the project's target is cpu, else cuda when a GPU is "
-                   "present, else cpu.")
+                   "present, else cpu. On cpu, what a script puts on \"cuda\" runs on the cpu (noted in the "
+                   "header).")
 @click.option("--example", default=None, metavar="STR",
               help="Example inputs, e.g. \"a=randn(1_000_000) b=randn(1_000_000)\" (overrides the comment).")
 @click.option("--init", "init", default=None, metavar="STR",
