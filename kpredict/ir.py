@@ -83,6 +83,11 @@ class Value:
     name: str | None = None
 
 
+# Op.region of an op that torch.compile runs outside any graph: Dynamo skips the frame it is in (a
+# frame that holds an nn.LSTM/GRU/RNN, rules/modules.toml `dynamo = "skip"`), so its ops run eagerly
+EAGER_REGION = -1
+
+
 @dataclass(slots=True)
 class Op:
     """One tensor operation found in the source, after resolving aliases and calls.

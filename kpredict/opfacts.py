@@ -46,6 +46,9 @@ class OpFact:
     # when eager launches 2+ kernels: a copy of the input, then the in-place op (masked_fill), or,
     # when false, one op's kernels over the same tensors (group_norm on cuda: moments, params, apply)
     eager_copy: bool = True
+    # target -> profiler rows the op makes when run eagerly inside a compiled call (a skipped frame)
+    # though a dispatch mode sees a view: the CPU oracle counts those rows (unsafe_split)
+    profiler_row: dict[str, int] = field(default_factory=dict)
     source: str = ""
 
     def eager_kernels(self, target: str) -> int:
@@ -138,6 +141,7 @@ def _fact(name: str, d: dict, base: OpFact | None = None) -> OpFact:
         stats_outputs=d.get("stats_outputs", b.stats_outputs if b else 0),
         wrap_scalars=d.get("wrap_scalars", b.wrap_scalars if b else False),
         eager_copy=d.get("eager_copy", b.eager_copy if b else True),
+        profiler_row={**(b.profiler_row if b else {}), **_as_target_map(d.get("profiler_row"))},
         source=d.get("source", b.source if b else ""),
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kpredict.ir import CompiledFigures, FunctionGraph, FunctionReport, Kernel, OpRow, Unknown
+from kpredict.ir import EAGER_REGION, CompiledFigures, FunctionGraph, FunctionReport, Kernel, OpRow, Unknown
 from kpredict.models.eager import eager_syncs
 from kpredict.settings import Settings
 from kpredict.traffic import figures
@@ -17,6 +17,8 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
     c_syncs = sum(op.syncs for op in traced) if len(traced) != len(fg.ops) else syncs
     c = figures(compiled, fg, c_syncs)
     graphs = (max((op.graph for op in traced), default=0) + 1) if traced else 1
+    if any(op.region == EAGER_REGION for op in traced):  # frames Dynamo skips make no graph
+        graphs = len({op.graph for op in traced if op.region != EAGER_REGION})
     cf = CompiledFigures(kernels=c.kernels, reads=c.reads, writes=c.writes, bytes=c.bytes, syncs=c_syncs,
                          graphs=graphs, graph_breaks=list(fg.graph_breaks),
                          kernel_names=[k.name for k in compiled for _ in range(k.launches)])

@@ -35,7 +35,7 @@ def test_every_catalogue_entry_has_a_source_and_generates_python() -> None:
     for name, entry in {**table.modules, **table.functions}.items():
         assert entry.get("source"), name
     for name, entry in table.functions.items():
-        assert entry.get("api"), name
+        assert entry.get("api") or name.startswith("_kp_"), name  # _kp_*: helpers of other entries' bodies
     compile(catalogue_text(table.modules, table.functions), "<catalogue>", "exec")
 
 

@@ -347,6 +347,7 @@ class Interpreter(ObjectModel):
         self.anchor: ast.AST | None = None  # call site that ops of torch.nn catalogue code are reported at
         self.active: set[tuple] = set()  # (module, qualname, bound) being run: the recursion guard
         self.only: str | None = None  # inside `with __kp_only__("eager"|"compiled")` of catalogue code
+        self.frames: list[list] = []  # per running function: [first op, Dynamo skips it, calls, breaks] (objects.py)
 
     # ------------------------------------------------------------------ graph construction
     def new_tensor(self, meta: TensorMeta, *, producer: int | None = None, storage: int | None = None,
@@ -480,6 +481,7 @@ class Interpreter(ObjectModel):
         self.bind_params(fdef, frame, args, kwargs, bound, describe)
         self.stack.append(f"nn.{qualname}" if mod == CATALOGUE else qualname)
         self.active.add(key)
+        self.frames.append([len(self.fg.ops), None, [], len(self.fg.graph_breaks)])
         try:
             self.exec_block(fdef.body, frame)
         except _Return as r:
@@ -488,6 +490,7 @@ class Interpreter(ObjectModel):
             self.stack.pop()
             self.active.discard(key)
             self.anchor = anchor
+            self.frame_done(self.frames.pop(), node or fdef, mod == CATALOGUE)
         return Py(None)
 
     def bind_params(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame,
@@ -1593,6 +1596,12 @@ class Interpreter(ObjectModel):
                     return Py(fn(a.value, b.value))
                 except Exception:  # noqa: BLE001
                     return Opaque("arith")
+        if op is ast.Add and isinstance(a, Seq) != isinstance(b, Seq) and isinstance(a, (Seq, Py)) and isinstance(b, (Seq, Py)):
+            # a known tuple and one with unknown items (`x.shape[:-1] + (w.shape[0],)`): a tuple
+            pa, pb = (a.value if isinstance(a, Py) else None), (b.value if isinstance(b, Py) else None)
+            if isinstance(pa, tuple) or isinstance(pb, tuple):
+                a = Seq([Py(x) for x in pa], "tuple") if isinstance(pa, tuple) else a
+                b = Seq([Py(x) for x in pb], "tuple") if isinstance(pb, tuple) else b
         if isinstance(a, Seq) and isinstance(b, Seq) and op is ast.Add:
             if len(a.items) + len(b.items) > MAX_ITEMS:
                 return Opaque("add")

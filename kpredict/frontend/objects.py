@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import os
 from collections.abc import Callable, Iterator
 
@@ -31,7 +32,7 @@ from kpredict.frontend.values import (
     CATALOGUE, BoundBuiltin, ClassRef, Closure, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
     NNModule, Opaque, Partial, Py, Seq, Super, Sym, SymObj, TensorRef, Tracked, Unknown, touch,
 )
-from kpredict.ir import TensorMeta, Value
+from kpredict.ir import EAGER_REGION, TensorMeta, Value
 
 
 _MISSING = object()
@@ -744,7 +745,70 @@ class ObjectModel:
         fwd = self.forward_of(inst)
         if fwd is None:
             return self.opaque_call(inst.cls, args, kwargs, node, foreign=False)
-        return self.shared.summaries.call(self, inst, fwd.qualname, fwd.mod, args, kwargs, node)
+        skip = self.dynamo_skips(inst)
+        if skip is not None:
+            # torch.compile runs the frame that holds this module eagerly: it is marked when it ends
+            # (frame_done), and the call is run each time (a replayed summary would not mark it)
+            if self.frames and self.recording and self.frames[-1][1] is None:
+                self.frames[-1][1] = skip
+            return self.run_function(fwd.qualname, args, kwargs, bound=inst, node=node, mod=fwd.mod)
+        start = len(self.fg.ops)
+        out = self.shared.summaries.call(self, inst, fwd.qualname, fwd.mod, args, kwargs, node)
+        if self.frames:  # a replayed call runs no frame of its own: its ops are this call's (frame_done)
+            self.frames[-1][2].append((start, len(self.fg.ops), fwd.mod == CATALOGUE))
+        return out
+
+    def dynamo_skips(self, inst: Instance) -> str | None:
+        """Why Dynamo does not trace a module of this class (rules/modules.toml `dynamo = "skip"`), or None."""
+        for k in self.mro(ClassRef(inst.cls, inst.mod)):
+            if k.mod == CATALOGUE:
+                entry = self.table.modules.get(k.name, {})
+                if entry.get("dynamo") == "skip":
+                    return entry.get("dynamo_reason", f"torch.compile does not trace nn.{k.name}")
+        return None
+
+    def frame_done(self, entry: list, node: ast.AST, catalogue: bool) -> None:
+        """A function ends. When it holds a module Dynamo does not trace, torch.compile runs the frame
+        eagerly (Dynamo skips a frame that breaks its graph outside a call): its own ops, those before
+        that module's call too, and the ops of the torch.nn modules it calls leave the graph, while each
+        call it makes to a function or module of the user's code is compiled as a frame of its own (a
+        graph); the calling frame breaks its graph at the call. torch.nn code (the catalogue) whose
+        graph breaks runs eagerly the same way (torch 2.13, [M-CPU] fixtures/ops/recurrent.py)."""
+        start, reason, calls, breaks = entry
+        if self.frames:
+            self.frames[-1][2].append((start, len(self.fg.ops), catalogue))
+        if reason is None and catalogue and len(self.fg.graph_breaks) > breaks:
+            # a graph break in torch.nn code: Dynamo breaks the caller's graph at the call and runs the
+            # module's frame on its own, which it does not compile (torch.nn is not traced as a frame
+            # of its own): eagerly, as a frame it skips [M-CPU fixtures/ops/recurrent.py EncoderStackCausal]
+            reason = self.fg.graph_breaks[-1].reason
+        if reason is None or not self.recording:
+            return
+        ops = self.fg.ops
+        own: list[tuple[int, int]] = []  # calls into the user's code, outermost only
+        for s, e, cat in sorted(calls, key=lambda c: (c[0], -c[1])):
+            if not cat and s < e and not (own and e <= own[-1][1]):
+                own.append((s, e))
+        compiled: set[int] = set()
+        for s, e in own:
+            fresh: dict[int, int] = {}
+            for i in range(s, e):
+                op = ops[i]
+                if op.region == EAGER_REGION or i in compiled:
+                    continue
+                g = fresh.get(op.graph)
+                if g is None:
+                    self.graph += 1
+                    g = fresh[op.graph] = self.graph
+                ops[i] = dataclasses.replace(op, graph=g)  # ops may be shared with summaries: copies
+                compiled.add(i)
+        for i in range(start, len(ops)):
+            if i not in compiled and ops[i].region != EAGER_REGION:
+                ops[i] = dataclasses.replace(ops[i], region=EAGER_REGION)
+        if self.frames:
+            self.graph_break(node, reason)
+        else:
+            self.graph += 1  # ops after the frame are not in the graphs of its calls
 
     def set_training(self, v: object, mode: bool, seen: set[int] | None = None) -> None:
         seen = set() if seen is None else seen

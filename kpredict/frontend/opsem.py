@@ -192,8 +192,10 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
     for _ in range(fact.stats_outputs):
         stat_shape = reduce.out_shape if reduce is not None else None
         outs.append(it.new_tensor(TensorMeta(stat_shape, "float32" if dtype in ("float16", "bfloat16") else dtype, device)))
+    if fact.shape == "rnn_layer":  # also writes the last step's hidden and cell states, shaped like hx and cx
+        outs += [it.new_tensor(TensorMeta(m.shape, dtype, device)) for m in (metas + [TensorMeta()] * 7)[5:7]]
     it.emit(fact, node, tensors, outs, category=cat, aten=aten, reduce=reduce)
-    if n_out == 2:
+    if n_out == 2 or fact.shape == "rnn_layer":
         return Seq(outs, "tuple")
     return outs[0]
 
@@ -563,6 +565,10 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
             shape = metas[0].shape[:-1] + metas[2].shape[-1:]
         # the attention kernels also write the per-row logsumexp (B, H, L) [M-CPU probes cases5.py:sdpa_drop]
         reduce = S.ReduceInfo(metas[0].shape[:-1] if metas and metas[0].shape is not None else None, None, "inner")
+    elif rule == "rnn_layer":
+        # mkldnn_rnn_layer(input (T, B, I), w_ih, w_hh, b_ih, b_hh, hx (B, H), cx (B, H), ...): output (T, B, H)
+        if len(metas) >= 7 and first.shape is not None and metas[5].shape is not None and len(first.shape) == 3:
+            shape = first.shape[:2] + metas[5].shape[-1:]
     elif rule in NN_RULES:
         r = nn_shape(rule, fact.name, a, metas)
         shape, reduce, n_out = r.shape, r.reduce, r.n_out

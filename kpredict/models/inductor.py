@@ -20,9 +20,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from kpredict.ir import FunctionGraph, Kernel, Op
+from kpredict.ir import EAGER_REGION, FunctionGraph, Kernel, Op
 from kpredict.models.eager import eager_kernels
 from kpredict.opfacts import default_table, default_targets
 from kpredict.models.repeats import schedule_repeats
@@ -1009,14 +1010,18 @@ def compiled_kernels(fg: FunctionGraph, target: str, conf: dict | None = None) -
     conf = conf or default_targets()[target]
     if fg.qualname == "<module>":
         return module_kernels(fg, target, conf)
+    if any(op.region == EAGER_REGION for op in fg.ops):
+        return module_kernels(fg, target, conf, traced=lambda op: op.region != EAGER_REGION)
     fg = prepared(fg, conf)
     repeated = schedule_repeats(fg, lambda small: Scheduler(small, target, conf, ready=True).schedule())
     return repeated if repeated is not None else Scheduler(fg, target, conf, ready=True).schedule()
 
 
-def module_kernels(fg: FunctionGraph, target: str, conf: dict) -> list[Kernel]:
+def module_kernels(fg: FunctionGraph, target: str, conf: dict,
+                   traced: Callable[[Op], bool] = lambda op: op.region not in (None, EAGER_REGION)) -> list[Kernel]:
     """Top-level code is not compiled: its ops run eagerly, except calls through a torch.compile'd
-    function, which each run that function's compiled kernels."""
+    function, which each run that function's compiled kernels. With `traced`, the ops of a compiled
+    function that Dynamo runs outside its graphs (EAGER_REGION) run eagerly the same way."""
     out: list[Kernel] = []
     segments: list[list[Op]] = []
     for op in fg.ops:
@@ -1026,8 +1031,8 @@ def module_kernels(fg: FunctionGraph, target: str, conf: dict) -> list[Kernel]:
             segments.append([op])
     for seg in segments:
         region = seg[0].region
-        if region is None:
-            out.extend(eager_kernels(replace(fg, ops=seg), target))
+        if not traced(seg[0]):
+            out.extend(outside_graph_kernels(replace(fg, ops=seg), target))
             continue
         inside = {op.oid for op in seg}
         read_after = {fg.values[v].storage for op in fg.ops if op.oid not in inside for v in op.inputs if v in fg.values}
@@ -1037,4 +1042,18 @@ def module_kernels(fg: FunctionGraph, target: str, conf: dict) -> list[Kernel]:
         produced = {v for op in seg for v in op.outputs}
         inputs = sorted({v for op in seg for v in op.inputs if v not in produced})
         out.extend(Scheduler(replace(fg, ops=seg, returns=returns, inputs=inputs), target, conf).schedule())
+    return out
+
+
+def outside_graph_kernels(fg: FunctionGraph, target: str) -> list[Kernel]:
+    """Ops run eagerly while a compiled call runs: what eager launches for them, plus a row for each
+    op that a dispatch mode sees as a view but the profiler lists as an aten call of its own
+    (`profiler_row` in rules/ops.toml: unsafe_split), which the CPU oracle counts there."""
+    out = eager_kernels(fg, target)
+    table = default_table()
+    for op in fg.ops:
+        fact = table.ops.get(op.name)
+        if fact is not None and fact.profiler_row.get(target, 0) and op.only != "compiled":
+            out.append(Kernel(f"aten::{op.aten[0] if op.aten else op.name}", (op.oid,), (), (), "eager", op.graph,
+                              fact.profiler_row[target]))
     return out
