@@ -1282,9 +1282,10 @@ class Net(nn.Module):
 
 def test_loop_count_reruns_replay_first_pass_summaries_that_do_not_read_the_counts(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reruns keep the first pass's call summaries that looked up none of the counts they change
-    (Shared.for_rerun, Summaries.kept_for): Block's call is replayed, not recorded again, while Inner's,
-    which reads n_layer, is recorded afresh; the figures are those of reruns with nothing kept."""
+    """Reruns keep the call summaries and built objects of the first pass and of earlier reruns that
+    looked up none of the counts whose values differ (Shared.for_rerun, Summaries.keep_into,
+    ConstructMemo.keep_into): Block's call is replayed, not recorded again, while Inner's, which reads
+    n_layer, is recorded afresh; the figures are those of reruns with nothing kept."""
     model = tmp_path / "model.py"
     model.write_text(RERUN_MODEL)
     recorded: list[str] = []
@@ -1303,7 +1304,8 @@ def test_loop_count_reruns_replay_first_pass_summaries_that_do_not_read_the_coun
     # unknown (the if branch: sigmoid) would give 2 + 3*n_layer
     assert fwd["eager"]["kernels"] == "4*n_layer"
     recorded.clear()
-    monkeypatch.setattr(summaries.Summaries, "kept_for", lambda self, changed: summaries.Summaries())
+    monkeypatch.setattr(summaries.Summaries, "keep_into", lambda self, out, changed: None)
+    monkeypatch.setattr(objects.ConstructMemo, "keep_into", lambda self, out, changed: None)
     fresh = file_dict(analyze_source(model.read_bytes(), str(model), Settings()))
     assert fresh == kept
     # the reruns record Block.forward in fresh reruns only; Inner.forward in both

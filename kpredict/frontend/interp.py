@@ -125,7 +125,6 @@ class Shared:
         self.constructed = ConstructMemo()  # objects built from plain values, reused by later analyses
         self.summaries = Summaries()  # module calls recorded once, replayed for the same structure
         self.rerun_states: dict[Settings, tuple[ConstructMemo, Summaries]] = {}  # per settings (for_rerun)
-        self.first_summaries: Summaries | None = None  # the first analyses' (for_rerun)
         self.file_steps = FILE_STEPS  # statements left for the file's analyses
         self.pyproject: dict[str, dict[str, str]] | None = None  # the file's [tool.kpredict.*] entries
         # which mode `torch.compiler.is_compiling()` answers for ("eager" | "compiled"), and how many
@@ -150,25 +149,29 @@ class Shared:
         modules (their parses and top-level names, classes, imports) is kept rather than learned
         again, which was most of a rerun's cost (esmfold's residue constants ran 17 times), and the
         ids go on from where they were. What depends on the settings starts afresh: built objects
-        (a constructor's loop may run the count being changed), the file's budget and the mode. Call
-        summaries of the first analyses (`first`: their settings) are kept where the call depended on
-        no size that `settings` changes (Summaries.kept_for): a decoder layer is replayed, not run
-        again, in each rerun of the model that loops over it. Top-level code of other modules is not
-        run again with the new counts: it records nothing, and a module-level loop over such a count
-        has not been seen.
+        (a constructor's loop may run the count being changed), call summaries, the file's budget and
+        the mode; but the built objects and summaries of the first analyses (`first`: their settings)
+        and of the reruns so far are kept where they depended on no size whose value differs
+        (ConstructMemo.keep_into, Summaries.keep_into): a decoder layer is neither built nor run again
+        in each rerun of the model that loops over it. Top-level code of other modules is not run
+        again with the new counts: it records nothing, and a module-level loop over such a count has
+        not been seen.
 
         Reruns under equal `settings` (the four heads of wav2vec2_bert, each at n = 1, 2, 3) share
         their built objects and call summaries, as the first pass's analyses do: each head's rerun
         built the whole model again, 90% of the reruns' time in that file."""
-        if self.first_summaries is None:
-            self.first_summaries = self.summaries
+        if first is not None and first not in self.rerun_states:
+            self.rerun_states[first] = (self.constructed, self.summaries)  # the first analyses'
         state = self.rerun_states.get(settings) if settings is not None else None
         if state is None:
-            summaries = Summaries()
+            state = (ConstructMemo(), Summaries())
             if settings is not None and first is not None:
-                before = first.dim_map
-                summaries = self.first_summaries.kept_for({n for n, v in settings.dims if before.get(n) != v})
-            state = (ConstructMemo(), summaries)
+                mine = settings.dim_map
+                for other, (memo, summaries) in self.rerun_states.items():
+                    theirs = other.dim_map
+                    changed = {n for n in mine.keys() | theirs.keys() if mine.get(n) != theirs.get(n)}
+                    memo.keep_into(state[0], changed)
+                    summaries.keep_into(state[1], changed)
             if settings is not None:
                 self.rerun_states[settings] = state
         self.constructed, self.summaries = state

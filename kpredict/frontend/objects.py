@@ -390,6 +390,7 @@ class ObjectModel:
                     memo.put(key, inst, model.keep, model.assumptions, model.unknowns, model.loop_symbols,
                              shared=set(model.reach).difference(model.own))
                     memo.entries[key][-1].given_sig = model.given_sig
+                    memo.entries[key][-1].syms = model.syms
                     return inst
             for model, swap, held in memo.templates(key, args, kwargs):
                 inst = self._clone(model, swap)
@@ -400,6 +401,7 @@ class ObjectModel:
                              shared=set(model.reach).difference(model.own))
                     made = memo.entries[key][-1]
                     made.given_sig, made.used, made.conds, made.held = model.given_sig, model.used, model.conds, held
+                    made.syms = model.syms
                     return inst
         if key is None:
             return self._construct(c, args, kwargs, node, describe)
@@ -410,9 +412,12 @@ class ObjectModel:
         used: set[object] = set()
         conds: dict[object, list[tuple]] = {}
         t_args, t_kwargs, wrappers = _watch(args, kwargs, used, conds)
+        syms: set[str] = set()
+        memo.sym_reading.append(syms)
         try:
             inst = self._construct(c, t_args, t_kwargs, node, describe)
         finally:
+            memo.sym_reading.pop()
             if wrappers:  # a build may have stored one in its arguments too (a config field)
                 _unwatch(reachable(*args, *kwargs.values()), wrappers, memo)
         if wrappers:
@@ -426,12 +431,15 @@ class ObjectModel:
                  self.fg.loop_symbols[before[2]:], shared={id(o) for o in given} if untouched else set(),
                  clean=untouched)
         made = memo.entries[key][-1]
-        made.given_sig, made.used, made.conds = given_sig, used, conds
+        made.given_sig, made.used, made.conds, made.syms = given_sig, used, conds, frozenset(syms)
         made.held = {slot: w for slot, w in (*enumerate(t_args), *t_kwargs.items()) if isinstance(w, _Watched)}
         return inst
 
     def _note_entry(self, entry: MemoEntry) -> None:
-        """What building a kept object noted in its graph, noted again where it is reused."""
+        """What building a kept object noted in its graph, noted again where it is reused; the sizes
+        its build looked up count as looked up here too."""
+        for name in entry.syms:
+            self.note_sym(name)
         for a in entry.assumptions:
             if a not in self.fg.assumptions:
                 self.fg.assumptions.append(a)
@@ -575,9 +583,15 @@ class ObjectModel:
         if post is not None:
             self.run_function(f"{post[0].name}.__post_init__", [], {}, bound=inst, mod=post[0].mod)
 
+    def note_sym(self, name: str) -> None:
+        """The symbolic size `name` was looked up: what is being built or recorded depends on it."""
+        self.shared.summaries.sym_read(name)
+        for r in self.shared.constructed.sym_reading:
+            r.add(name)
+
     def sym(self, name: str) -> object:
         """A named unknown int, or its value when `--dim name=N` fixes it."""
-        self.shared.summaries.sym_read(name)
+        self.note_sym(name)
         dims = self.settings.dim_map
         return Py(dims[name]) if name in dims else Sym(name)
 
@@ -1122,7 +1136,7 @@ def _show(v: object) -> str:
 
 class MemoEntry:
     __slots__ = ("key", "inst", "keep", "assumptions", "unknowns", "loop_symbols", "reach", "own", "clean",
-                 "given_sig", "used", "conds", "held")
+                 "given_sig", "used", "conds", "held", "syms")
 
     def __init__(self, key: tuple, inst: object, keep: object, assumptions: list, unknowns: list,
                  loop_symbols: list) -> None:
@@ -1138,6 +1152,7 @@ class MemoEntry:
         self.used: set[object] | None = None
         self.conds: dict[object, list[tuple]] = {}  # per slot not read whole, what its reads depended on
         self.held: dict[object, object] = {}  # per plain argument, what the built objects hold for it
+        self.syms: frozenset[str] = frozenset()  # symbolic sizes its build looked up (Interpreter.sym)
 
 
 class ConstructMemo:
@@ -1165,9 +1180,47 @@ class ConstructMemo:
         self.owners: dict[int, list[MemoEntry]] = {}  # id -> entries it is reachable from
         self.shapes: dict[tuple, list[MemoEntry]] = {}  # class and argument slots -> entries (templates)
         self.paused = 0
+        self.sym_reading: list[set[str]] = []  # per build in progress: the symbolic sizes it looked up
+        # ids of kept objects an analysis changed, in every memo that shares entries with this one
+        # (keep_into): each memo forgets what reaches them before its next analysis (begin)
+        self.changelog: list[int] = []
+        self.seen = 0
+
+    def keep_into(self, out: ConstructMemo, changed: set[str]) -> None:
+        """Add to `out` (the memo of a rerun with other loop counts, symbolic.py) this memo's entries
+        whose build looked up none of the sizes in `changed`, looped over none of them, and whose
+        objects are as they were kept: the rerun hands those out instead of building them again. An
+        object built from one that is not kept (a config holding a count) is keyed by that object's
+        identity, which the rerun's new build does not match."""
+        out.changelog = self.changelog
+        have = {id(e) for lst in out.entries.values() for e in lst}
+        objs, vers = self.objs, self.vers
+        for key, lst in self.entries.items():
+            for e in lst:
+                if (id(e) in have or e.syms & changed or not changed.isdisjoint(e.loop_symbols)
+                        or any(objs[i].ver != vers[i] for i in e.reach)):
+                    continue
+                have.add(id(e))
+                out.entries.setdefault(key, []).append(e)  # entries are not changed once kept: shared
+                for i in e.reach:
+                    if i not in out.objs:
+                        out.sig[i], out.vers[i], out.objs[i] = self.sig[i], vers[i], objs[i]
+                    out.owners.setdefault(i, []).append(e)
+        for shape, lst in self.shapes.items():  # in the order they were kept: templates() takes the first
+            known = set(map(id, out.shapes.get(shape, ())))
+            for e in lst:
+                if id(e) in have and id(e) not in known and e in out.entries.get(e.key, ()):
+                    out.shapes.setdefault(shape, []).append(e)
 
     def begin(self) -> None:
         self.handed = set()
+        log = self.changelog
+        if self.seen < len(log):  # changed by an analysis of a memo this one shares entries with
+            for oid in log[self.seen:]:
+                v = self.vers.get(oid)
+                if v is not None and self.objs[oid].ver != v:
+                    self.retake(self.objs[oid], forget=True)
+            self.seen = len(log)
 
     def end(self) -> None:
         """After an analysis: forget the kept objects that reach something it changed."""
@@ -1175,7 +1228,10 @@ class ConstructMemo:
         for oid in self.handed:
             v = vers.get(oid)
             if v is not None and (objs[oid].ver != v or self.check):
+                if objs[oid].ver != v:
+                    self.changelog.append(oid)
                 self.retake(objs[oid], forget=True)
+        self.seen = len(self.changelog)
         self.begin()
 
     def retake(self, o: Seq | Dict | Instance, forget: bool = False) -> None:

@@ -66,6 +66,7 @@ class Summary:
     needs: list[tuple[int, str, tuple[str, object]]] = field(default_factory=list)  # attributes read
     mode: str | None = None  # the mode it was recorded in, when it asked (torch.compiler.is_compiling)
     syms: frozenset[str] = frozenset()  # names of symbolic sizes the call looked up (Interpreter.sym)
+    contained: bool | None = None  # whether a replay gives only the call's own tensors (_self_contained)
     external: tuple[int, ...] | None = None  # ids the ops read that are neither leaves nor made (first replay)
 
     def fits(self, sig: Signature, mode: str) -> bool:
@@ -263,22 +264,23 @@ class Summaries:
         self.reading: list[set[tuple[int, str]]] = []  # per call being recorded: (object id, attribute) read
         self.sym_reading: list[set[str]] = []  # per call being recorded: the symbolic sizes it looked up
 
-    def kept_for(self, changed: set[str]) -> Summaries:
-        """A new Summaries holding this one's summaries that do not depend on the sizes named in
-        `changed`: a rerun with other loop counts (symbolic.py) replays those instead of running the
-        calls again. A summary depends on a size when the call looked it up (`sym_read`) or looped
-        over it; a size that reached the call as a value (an argument, an object's attribute) is part
-        of the call's signature, which the new value no longer matches. A summary whose ops read a tensor
-    from outside the call (`_external`: an object reached another way), or made a view of such a
-    tensor, is not kept: the rerun builds its objects afresh, and the replay would read the first
-    analysis's tensor."""
-        out = Summaries()
+    def keep_into(self, out: Summaries, changed: set[str]) -> None:
+        """Add to `out` (the summaries of a rerun with other loop counts, symbolic.py) this one's
+        summaries that do not depend on the sizes named in `changed`: the rerun replays those instead
+        of running the calls again. A summary depends on a size when the call looked it up (`sym_read`)
+        or looped over it; a size that reached the call as a value (an argument, an object's attribute)
+        is part of the call's signature, which the new value no longer matches. A summary whose ops
+        read a tensor from outside the call (`_external`: an object reached another way), made a view
+        of such a tensor, or returns one, is not kept: the rerun builds its objects afresh, and the
+        replay would give the other analysis's tensor."""
         for key, lst in self.table.items():
             kept = [s for s in lst if not (s.syms & changed) and changed.isdisjoint(s.loop_symbols)
-                    and not _external(s) and _self_contained(s)]
-            if kept:
-                out.table[key] = kept
-        return out
+                    and _self_contained(s)]
+            if not kept:
+                continue
+            have = out.table.setdefault(key, [])  # keys are long tuples: hashed once here
+            ids = set(map(id, have))
+            have.extend(s for s in kept if id(s) not in ids)
 
     def sym_read(self, name: str) -> None:
         """A symbolic size was looked up (its --dim value or a symbol): the calls being recorded depend on it."""
@@ -489,16 +491,18 @@ def _external(s: Summary) -> tuple[int, ...]:
 
 
 def _self_contained(s: Summary) -> bool:
-    """Whether a replay of `s` gives only the call's own tensors and their storages: every tensor the
-    call made lives in the storage of a leaf or of a tensor it made (not in that of a view's base
-    reached another way, which a replay keeps as recorded), and its result holds no tensor but those."""
-    made = {val.vid for val in s.values}
-    inside = {*s.leaf_storages, *made}
-    if not all(val.storage in inside for val in s.values):
-        return False
-    ids: list[int] = []
-    _result_tensors(s.ret, ids, set())
-    return {*s.leaves, *made}.issuperset(ids)
+    """Whether a replay of `s` gives only the call's own tensors and their storages (worked out once):
+    its ops read no tensor from outside the call (`_external`), every tensor the call made lives in
+    the storage of a leaf or of a tensor it made (not in that of a view's base reached another way,
+    which a replay keeps as recorded), and its result holds no tensor but those."""
+    if s.contained is None:
+        made = {val.vid for val in s.values}
+        inside = {*s.leaf_storages, *made}
+        ids: list[int] = []
+        _result_tensors(s.ret, ids, set())
+        s.contained = (not _external(s) and all(val.storage in inside for val in s.values)
+                       and {*s.leaves, *made}.issuperset(ids))
+    return s.contained
 
 
 def _result_tensors(v: object, out: list[int], seen: set[int]) -> None:
