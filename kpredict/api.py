@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kpredict.deep import run_deep
+from kpredict.frontend import shapes as S
 from kpredict.frontend.entry import InputError, build_graphs
 from kpredict.frontend.interp import Shared
 from kpredict.frontend.parse import ModuleInfo, ParseError, parse_module
@@ -85,9 +86,11 @@ def analyze_source(
         # tensor work, such as a constructor, has none at any count: its figures are 0 without reruns;
         # one cut short by a budget covers only a first part at any count: a slope from it means nothing).
         # The reruns come after every first analysis: they reuse what those learned of other modules.
-        if fg.loop_symbols and fg.ops and not fg.cut_short:
+        # inputs with named dims (B, T, C = x.size()) and no sizes: bytes as a formula in them, the same way
+        if (fg.loop_symbols or fg.shape_symbols) and fg.ops and not fg.cut_short:
             report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict, shared,
                                                                          examples, inits, first=settings))
+        report.kernel_lists = None
         functions.append(report)
     if only is not None and not functions:
         return FileReport(path=path, error=f"no function named {only!r}")
@@ -155,10 +158,23 @@ def rerun(module: ModuleInfo, table: OpTable, qualname: str,
     modules and call summaries the reruns reuse (Shared.for_rerun); `examples`, `inits`, `first`: the
     values and settings the first analysis was given."""
 
-    def run(settings: Settings) -> tuple[FunctionGraph, FunctionReport] | None:
+    def run(settings: Settings, met: dict[int, set[int]] | None = None) -> tuple[FunctionGraph, FunctionReport] | None:
         again = shared.for_rerun(settings, first) if shared is not None else None
-        for fg in build_graphs(module, table, settings, only=qualname, examples=examples, inits=inits, shared=again):
-            return fg, predict(fg, settings)
-        return None
+        if met is None:
+            for fg in build_graphs(module, table, settings, only=qualname, examples=examples, inits=inits,
+                                   shared=again):
+                return fg, predict(fg, settings)
+            return None
+        # `met` holds marker sizes to watch: filled with the fixed sizes each met (kpredict.frontend.shapes)
+        S.WATCH, S.MET = frozenset(met), {}
+        try:
+            for fg in build_graphs(module, table, settings, only=qualname, examples=examples, inits=inits,
+                                   shared=again):
+                return fg, predict(fg, settings)
+            return None
+        finally:
+            for k in list(met):
+                met[k] = S.MET.get(k, set())
+            S.WATCH, S.MET = None, {}
 
     return run

@@ -158,6 +158,8 @@ class FunctionGraph:
     compiled_call: bool = False  # the function is wrapped by torch.compile somewhere in the file
     region_returns: dict[int, list[int]] = field(default_factory=dict)  # compiled call id -> its outputs
     loop_symbols: list[str] = field(default_factory=list)  # unknown trip counts met (range(n_layer))
+    shape_symbols: list[str] = field(default_factory=list)  # named dims of inputs of unknown size (B, T)
+    unsized_inputs: list[str] = field(default_factory=list)  # inputs of unknown shape without named dims
     cut_short: bool = False  # analysis stopped early (op or step budget, idle): figures cover a first part
 
     def to_networkx(self):  # -> networkx.DiGraph
@@ -248,6 +250,9 @@ class FunctionReport:
     # analysis was cut short. The causes are (line, what) pairs, the cut_short one at the def line.
     lower_bound: bool = False
     lower_bound_causes: list[Unknown] = field(default_factory=list)
+    # the eager and compiled kernels the figures come from, for kpredict.symbolic's byte formulas;
+    # never serialized, and dropped once the report is final
+    kernel_lists: tuple[list[Kernel], list[Kernel]] | None = None
 
 
 @dataclass(slots=True)

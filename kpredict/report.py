@@ -41,7 +41,8 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
     causes = lower_bound_causes(fg)
     return FunctionReport(qualname=fg.qualname, line=fg.span.line, eager=e, compiled=cf, ops=rows,
                           unknown=list(fg.unknowns), assumptions=list(fg.assumptions), graph=fg,
-                          lower_bound=bool(causes), lower_bound_causes=causes)
+                          lower_bound=bool(causes), lower_bound_causes=causes,
+                          kernel_lists=(eager, compiled) if fg.shape_symbols or settings.dims else None)
 
 
 def may_launch(u: Unknown) -> bool:

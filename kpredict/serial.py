@@ -23,7 +23,7 @@ from kpredict.ir import FileReport
 
 FORMAT = "kpredict/cache-report/v3"
 _TYPE = "__type__"  # marks an instance of a subclass defined outside kpredict.ir
-_NOT_SERIALIZED = frozenset({"graph"})
+_NOT_SERIALIZED = frozenset({"graph", "kernel_lists"})
 
 
 _SCALARS = frozenset({int, float, str, bool, type(None)})

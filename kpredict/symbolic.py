@@ -6,6 +6,15 @@ whose loops run `n_layer` times is analyzed again with `n_layer` = 1 and 2 and e
 `a + b*n_layer`: the JSON report shows the string "4 + 13*n_layer", the text table shows it as is,
 and `--dim n_layer=12` (or `[tool.kpredict.dims]`) makes it a number again. With one symbol a
 third run (n = 3) checks that the figure really is linear; when it is not, the report says so.
+
+Named dims of inputs (`B, T, C = x.size()`, kpredict.frontend.dimnames) make bytes a polynomial:
+each transfer moves one tensor, whose bytes are itemsize x the product of its dims. The function is
+analyzed again with each name set to a marker, 192 x a distinct prime (divisible by the usual head
+counts, so `C // n_head` stays exact), and each transfer's bytes are factored into a monomial by
+counting the primes in it; the sum is the formula (`8*B*T*C + 4*C`). A check run at other markers
+must give the formula's value exactly, else the bytes are not shown (a dim that was divided, a sum
+of sizes such as `T + 1`); kernel counts that differ between the two runs (a reduction that splits
+only when large) are listed as depending on the sizes.
 """
 
 from __future__ import annotations
@@ -13,14 +22,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from fractions import Fraction
 
-from kpredict.ir import Count, FunctionGraph, FunctionReport
+from kpredict.ir import Count, FunctionGraph, FunctionReport, Kernel
 from kpredict.settings import Settings
 
 MAX_SYMBOLS = 4
 FIELDS = ("kernels", "reads", "writes", "bytes", "syncs")
 
-Rebuild = Callable[[Settings], tuple[FunctionGraph, FunctionReport] | None]
+# analyze the function again under other settings; with `met` (marker size -> set), also fill it with the
+# fixed sizes each watched marker meets (kpredict.frontend.shapes.meet)
+Rebuild = Callable[..., tuple[FunctionGraph, FunctionReport] | None]
 
 
 def linear_text(a: int, terms: list[tuple[int, str]]) -> Count:
@@ -71,10 +83,37 @@ def _value(rep: FunctionReport, mode: str, field: str) -> int | None:
     return v if isinstance(v, int) else None
 
 
-def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settings, rebuild: Rebuild) -> FunctionReport:
-    """The report of `fg`, with figures as expressions in the loop symbols left unknown by `settings`."""
+def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settings, rebuild: Rebuild,
+                    met_done: bool = False) -> FunctionReport:
+    """The report of `fg`, with figures as expressions in the loop symbols left unknown by `settings`
+    (and bytes as a polynomial in the named dims of its inputs)."""
     fixed = settings.dim_map
     syms = [s for s in fg.loop_symbols if s not in fixed][:MAX_SYMBOLS]
+    dims = [s for s in fg.shape_symbols if s not in fixed and s not in syms][:len(_PRIMES_A)]
+    if dims and unsized_use(fg):
+        dims = []  # an input of unknown rank reaches an op: its bytes stay unknown whatever the names are
+    if dims and not met_done:
+        sizes, first = _met_sizes(settings, rebuild, syms, dims)
+        if first is None:
+            return report
+        if sizes:
+            # a named dim that meets a fixed size (a Linear's width) is that size: analyze with it given
+            again = replace(settings, dims=settings.dims + tuple(sizes.items()))
+            if all(d in sizes for d in dims) and not syms:
+                run = rebuild(again)
+                if run is None or run[0].cut_short:
+                    return report
+                out = replace(run[1], kernel_lists=None)
+            else:
+                out = symbolic_report(fg, report, again, rebuild, met_done=True)
+            said = ", ".join(f"{d} = {v}" for d, v in sizes.items())
+            out.assumptions = list(out.assumptions) + [
+                f"{said}: the size {'it meets' if len(sizes) == 1 else 'each meets'} in the code (a weight's width, "
+                "a broadcast), found by a run with the sizes unknown"]
+            return out
+        return shape_report(report, settings, rebuild, syms, dims, first)
+    if dims:
+        return shape_report(report, settings, rebuild, syms, dims)
     if not syms:
         return report
 
@@ -126,3 +165,221 @@ def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Setting
         notes.append(f"the figures are not exactly linear in {syms[0]} (checked at {syms[0]} = 3): an estimate")
     out.assumptions = [a for a in base_rep.assumptions if "counted once" not in a] + notes
     return out
+
+
+# Markers for named dims: 192 x a prime. 192 = 64 x 3 keeps `C // n_head` exact for 1, 2, 3, 4, 6, 8,
+# 12, 16, 32 or 64 heads; the primes are rare in model sizes (a size that holds one is caught by the
+# check run at the second set, whose primes differ).
+_MULT = 192
+_PRIMES_A = (11, 13, 17, 19, 23, 29)
+_PRIMES_B = (31, 37, 41, 43, 47, 53)
+
+Monomial = tuple[tuple[str, int], ...]
+Poly = dict[Monomial, Fraction]
+
+
+def transfer_bytes(kernels: list[Kernel], fg: FunctionGraph) -> dict[int, int] | None:
+    """How many transfers move each number of bytes (bytes -> count), as kpredict.traffic counts them;
+    None when a transfer's size is unknown. Split reductions' partials (ref -1, 0 bytes) are left out."""
+    by_storage: dict[int, int] = {}
+    out: dict[int, int] = {}
+    for k in kernels:
+        for ref in k.reads + k.writes:
+            if ref == -1:
+                continue
+            v = fg.values.get(ref)
+            if v is None:  # a buffer given by storage id
+                if not by_storage:
+                    for val in fg.values.values():
+                        by_storage.setdefault(val.storage, val.vid)
+                v = fg.values.get(by_storage.get(ref, -2))
+            b = v.meta.nbytes if v is not None else None
+            if b is None:
+                return None
+            if b:
+                out[b] = out.get(b, 0) + k.launches
+    return out
+
+
+def byte_poly(rep: FunctionReport, mode: str, primes: dict[str, int]) -> Poly | None:
+    """The bytes of a run with dim `name` = 192 x primes[name], as a polynomial in the names: each
+    transfer's bytes factored by the primes it holds. None when a transfer's size is unknown."""
+    if rep.kernel_lists is None or rep.graph is None:
+        return None
+    per = transfer_bytes(rep.kernel_lists[0 if mode == "eager" else 1], rep.graph)
+    if per is None:
+        return None
+    poly: Poly = {}
+    for nbytes, times in per.items():
+        rest, mono = nbytes, []
+        for name, p in primes.items():
+            e = 0
+            while rest and rest % p == 0:
+                rest //= p
+                e += 1
+            if e:
+                mono.append((name, e))
+        key = tuple(mono)  # in the order the names were met (B, T, C)
+        coef = Fraction(nbytes, _mono_value(key, primes)) * times
+        poly[key] = poly.get(key, Fraction(0)) + coef
+    return {m: c for m, c in poly.items() if c}
+
+
+def _mono_value(mono: Monomial, primes: dict[str, int]) -> int:
+    """A monomial's value at the markers (192 x prime per name)."""
+    n = 1
+    for name, e in mono:
+        n *= (_MULT * primes[name]) ** e
+    return n
+
+
+def evaluate(poly: Poly, values: dict[str, int]) -> Fraction:
+    total = Fraction(0)
+    for mono, c in poly.items():
+        t = c
+        for name, e in mono:
+            t *= values[name] ** e
+        total += t
+    return total
+
+
+def poly_text(poly: Poly) -> Count:
+    """`8*B*T*C + 4*C`: highest degree first; a plain int when no term has a name."""
+    if not poly:
+        return 0
+    if set(poly) == {()} and poly[()].denominator == 1:
+        return int(poly[()])
+    parts = []
+    for mono, c in sorted(poly.items(), key=lambda mc: -sum(e for _, e in mc[0])):
+        names = "*".join(n if e == 1 else f"{n}**{e}" for n, e in mono)
+        num, den = abs(c.numerator), c.denominator
+        if not names:
+            body = str(num) if den == 1 else f"{num}/{den}"
+        else:
+            body = (names if num == 1 else f"{num}*{names}") + (f"/{den}" if den != 1 else "")
+        parts.append(("-" if c < 0 else "+", body))
+    out = parts[0][1] if parts[0][0] == "+" else f"-{parts[0][1]}"
+    return out + "".join(f" {sign} {body}" for sign, body in parts[1:])
+
+
+def _times(poly: Poly, name: str) -> Poly:
+    """poly x name (a loop count: degree one)."""
+    return {tuple(dict(m, **{name: dict(m).get(name, 0) + 1}).items()): c for m, c in poly.items()}
+
+
+def _sub(a: Poly, b: Poly) -> Poly:
+    out = dict(a)
+    for m, c in b.items():
+        out[m] = out.get(m, Fraction(0)) - c
+    return {m: c for m, c in out.items() if c}
+
+
+def _add(a: Poly, b: Poly) -> Poly:
+    return _sub(a, {m: -c for m, c in b.items()})
+
+
+def unsized_use(fg: FunctionGraph) -> bool:
+    """Whether an op reads an input whose shape is unknown and has no named dims (or a view of it)."""
+    if not fg.unsized_inputs:
+        return False
+    names = set(fg.unsized_inputs)
+    storages = {v.storage for v in fg.values.values() if v.is_input and v.name in names}
+    if not storages:
+        return False
+    values = fg.values
+    return any(values[i].storage in storages for op in fg.ops for i in op.inputs if i in values)
+
+
+def _met_sizes(settings: Settings, rebuild: Rebuild, loops: list[str],
+               dims: list[str]) -> tuple[dict[str, int], FunctionReport | None]:
+    """The named dims that meet exactly one fixed size where torch needs equal sizes, with that size;
+    and the report of that run (at the first markers, loop counts 1: the base run when none met)."""
+    marks = {d: _MULT * p for d, p in zip(dims, _PRIMES_A)}
+    met: dict[int, set[int]] = {m: set() for m in marks.values()}
+    run = rebuild(replace(settings, dims=settings.dims + tuple({**marks, **{s: 1 for s in loops}}.items())), met)
+    if run is None or run[0].cut_short:
+        return {}, None
+    return {d: next(iter(met[m])) for d, m in marks.items() if len(met[m]) == 1}, run[1]
+
+
+def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, loops: list[str],
+                 dims: list[str], base: FunctionReport | None = None) -> FunctionReport:
+    """Figures for a function whose inputs have named dims (and maybe loop counts): counts as
+    a + b*n in the loop counts, bytes as a polynomial in the dims and loop counts (module docstring)."""
+    primes_a = dict(zip(dims, _PRIMES_A))
+    primes_b = dict(zip(dims, _PRIMES_B))
+    marks_a = {d: _MULT * p for d, p in primes_a.items()}
+    marks_b = {d: _MULT * p for d, p in primes_b.items()}
+
+    def at(marks: dict[str, int], counts: dict[str, int]) -> FunctionReport | None:
+        run = rebuild(replace(settings, dims=settings.dims + tuple({**marks, **counts}.items())))
+        if run is None or run[0].cut_short:
+            return None
+        return run[1]
+
+    ones = {s: 1 for s in loops}
+    base = base or at(marks_a, ones)
+    if base is None:
+        return report
+    if byte_poly(base, "eager", primes_a) is None and byte_poly(base, "compiled", primes_a) is None:
+        if not loops:  # no byte formula to check and no count to fit: the first analysis stands
+            return report
+        check = base  # counts still become a + b*n; whether they depend on the sizes is not checked
+    else:
+        check = at(marks_b, ones)
+    if check is None:
+        return report
+    bumped = {}
+    for s in loops:
+        r = at(marks_a, {**ones, s: 2})
+        if r is None:
+            return report
+        bumped[s] = r
+    # the first analysis' graph stays (lint reads it): the runs' graphs hold marker sizes, not real ones
+    out = replace(base, eager=replace(base.eager), compiled=replace(base.compiled), kernel_lists=None,
+                  graph=report.graph)
+    notes: list[str] = []
+    shown = ", ".join(f"{d}={v}" for d, v in marks_a.items())
+    other = ", ".join(f"{d}={v}" for d, v in marks_b.items())
+    sizes_matter: list[str] = []
+    for mode in ("eager", "compiled"):
+        target = out.eager if mode == "eager" else out.compiled
+        for field in FIELDS:
+            if field == "bytes":
+                continue
+            v1 = _value(base, mode, field)
+            vs = {s: _value(r, mode, field) for s, r in bumped.items()}
+            if v1 is None or any(v is None for v in vs.values()):
+                continue
+            slopes = {s: vs[s] - v1 for s in loops}  # type: ignore[operator]
+            setattr(target, field, linear_text(v1 - sum(slopes.values()), [(slopes[s], s) for s in loops]))
+            if _value(check, mode, field) != v1:
+                sizes_matter.append(f"{mode} {field} {v1} -> {_value(check, mode, field)}")
+        polys = {s: byte_poly(r, mode, primes_a) for s, r in bumped.items()}
+        p1 = byte_poly(base, mode, primes_a)
+        if p1 is None or any(p is None for p in polys.values()):
+            target.bytes = None
+            continue
+        fitted = dict(p1)
+        for s in loops:
+            slope = _sub(polys[s], p1)  # type: ignore[arg-type]
+            fitted = _add(_sub(fitted, slope), _times(slope, s))
+        want = _value(check, mode, "bytes")
+        got = evaluate(fitted, {**marks_b, **ones})
+        if want is None or got != want:
+            target.bytes = None
+            notes.append(f"{mode} bytes are not a sum of products of {', '.join(dims)} (a formula from {shown} "
+                         f"gave {got} at {other}, measured {want}): not shown; give the sizes with --dim")
+            continue
+        target.bytes = poly_text(fitted)
+    names = ", ".join(dims)
+    notes.insert(0, f"input sizes not given ({names}): bytes are a formula in them, fitted from runs at {shown} "
+                    f"and checked at {other}; give values with --dim {dims[0]}=N; kernel names and ops are for "
+                    f"{shown}" + (f" and loop counts {', '.join(loops)} = 1" if loops else ""))
+    if sizes_matter:
+        notes.append(f"kernel counts depend on {names} (at {shown} vs {other}: {'; '.join(sizes_matter)}): "
+                     f"shown for {shown}, an estimate")
+    out.assumptions = [a for a in base.assumptions if "counted once" not in a] + notes
+    return out
+
+

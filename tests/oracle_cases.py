@@ -23,6 +23,16 @@ MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if "kpredict: example" 
 TRAIN_FILES = [ln.strip() for ln in (MODELS / "train_mode.txt").read_text(encoding="utf-8").splitlines()
                if ln.strip() and not ln.startswith("#")]
 KP101_NAME = "kp101_example.py"
+# tests/test_named_sizes.py: a model whose input sizes are named, not given (B, T = idx.size()), measured at
+# two sizes so that its byte formula is held against torch at both
+SIZES = REPO / "fixtures" / "sizes"
+SIZED_INIT = "config=GPTConfig(n_layer=2, n_head=4, n_embd=64, vocab_size=100, block_size=64)"
+SIZED_VALUES = ({"B": 2, "T": 16}, {"B": 3, "T": 40})
+
+
+def sized_request(values: dict[str, int]) -> dict:
+    return child_request(str(SIZES / "gpt_sizes.py"), "GPT.forward", "cpu",
+                         examples=f"idx=randint(0, 100, ({values['B']}, {values['T']}))", init=SIZED_INIT)
 
 
 def kp101_sources() -> list[str]:
@@ -39,6 +49,7 @@ def requests(tmp: Path) -> list[dict]:
     out = [child_request(str(p), "*", "cpu") for p in FIXTURE_FILES]
     out += [model_request(n, "eval") for n in MODEL_FILES]
     out += [model_request(n, "train") for n in TRAIN_FILES]
+    out += [sized_request(v) for v in SIZED_VALUES]
     for i, src in enumerate(kp101_sources()):
         d = tmp / f"kp101-{i}"
         d.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,8 @@ from kpredict.frontend.frame import MISSING as _MISSING
 from kpredict.frontend.imports import module_dotted
 from kpredict.frontend.opsem import apply_op
 from kpredict.frontend.summaries import Summaries
-from kpredict.frontend.objects import DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
+from kpredict.frontend.dimnames import dim_names
+from kpredict.frontend.objects import CONFIG_SUFFIXES, DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
 from kpredict.frontend.parse import ModuleInfo, import_table, node_text
 from kpredict.frontend.values import (
     CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, Closure, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef,
@@ -520,7 +521,7 @@ class Interpreter(ObjectModel):
                 frame.env[p.arg] = kwargs[p.arg]
                 used.add(p.arg)
             elif p.arg in defaults:
-                frame.env[p.arg] = self.default_value(p, defaults[p.arg], frame, describe)
+                frame.env[p.arg] = self.default_value(p, defaults[p.arg], frame, describe, is_init, fdef)
             else:
                 frame.env[p.arg] = self.param_value(p, frame, is_init, describe, fdef)
         for p in a.kwonlyargs:
@@ -528,7 +529,7 @@ class Interpreter(ObjectModel):
                 frame.env[p.arg] = kwargs[p.arg]
                 used.add(p.arg)
             elif p.arg in defaults:
-                frame.env[p.arg] = self.default_value(p, defaults[p.arg], frame, describe)
+                frame.env[p.arg] = self.default_value(p, defaults[p.arg], frame, describe, is_init, fdef)
             else:
                 frame.env[p.arg] = self.param_value(p, frame, is_init, describe, fdef)
         if a.vararg:
@@ -536,7 +537,10 @@ class Interpreter(ObjectModel):
         if a.kwarg:
             frame.env[a.kwarg.arg] = Dict({k: v for k, v in kwargs.items() if k not in used})
 
-    def default_value(self, p: ast.arg, default: ast.expr, frame: Frame, describe: bool) -> object:
+    def default_value(self, p: ast.arg, default: ast.expr, frame: Frame, describe: bool,
+                      is_init: bool = False, fdef: ast.FunctionDef | ast.AsyncFunctionDef | None = None) -> object:
+        if is_init and p.arg in self.settings.dim_map and (frame.cls or "").endswith(CONFIG_SUFFIXES):
+            return self.sym(p.arg)  # a config's __init__(n_layer=12) default, replaced by --dim (issue 26)
         v = self.ev(default, frame)
         if describe and not (isinstance(v, Py) and v.value is None):
             self.assume(f"{p.arg} = {node_text(default)} (its default)", force=True)
@@ -548,7 +552,7 @@ class Interpreter(ObjectModel):
             self.assume(f"{p.arg}: tensor of unknown shape, float32 (its default is None)" if dtype == "float32"
                         else f"{p.arg}: {dtype} tensor of unknown shape (annotation {node_text(p.annotation)}; "
                         "its default is None)", force=True)
-            return self.new_tensor(TensorMeta(dtype=dtype), is_input=True, name=p.arg)
+            return self.input_tensor(p, dtype, frame, fdef, describe)
         return v
 
     def tensor_given(self, frame: Frame) -> bool:
@@ -569,7 +573,7 @@ class Interpreter(ObjectModel):
                 if describe:
                     self.assume(P.describe(p, kind), force=True)
                 if kind.what == "tensor":
-                    return self.new_tensor(TensorMeta(dtype=kind.dtype), is_input=True, name=p.arg)
+                    return self.input_tensor(p, kind.dtype, frame, fdef, describe)
                 return self.sym(p.arg) if kind.what == "int" else Opaque(p.arg)
         text = node_text(ann) if ann is not None else ""
         base = text.split("[")[0].split(".")[-1]
@@ -593,7 +597,33 @@ class Interpreter(ObjectModel):
                 self.assume(f"{p.arg}: used as an int; not known statically (symbol {p.arg})", force=True)
             return self.sym(p.arg)
         self.assume(f"{p.arg}: tensor of unknown shape, float32", force=describe)
-        return self.new_tensor(TensorMeta(dtype="float32"), is_input=True, name=p.arg)
+        return self.input_tensor(p, "float32", frame, fdef, describe)
+
+    def input_tensor(self, p: ast.arg, dtype: str, frame: Frame,
+                     fdef: ast.FunctionDef | ast.AsyncFunctionDef | None, describe: bool) -> TensorRef:
+        """An input tensor nobody gave a shape: its dims are named when the source says them
+        (kpredict.frontend.dimnames), and a name is a symbolic size like a loop count: fixed by
+        `--dim NAME=N`, else left unknown here and made a formula by kpredict.symbolic's reruns."""
+        ids = dtype == "int64" and (p.arg.endswith("ids") or p.arg in ("idx", "tokens") or (
+            (k := P.param_kind(p, fdef)) is not None and k.why.startswith("fed to")))
+        names = dim_names(p, fdef, self.modinfo(frame.mod).lines, ids) if describe else None
+        shape = None
+        if names is not None:
+            dims = self.settings.dim_map
+            sizes: list[int | None] = []
+            for d in names.dims:
+                if isinstance(d, int):
+                    sizes.append(d)
+                    continue
+                self.note_sym(d)
+                sizes.append(dims.get(d))
+                if d not in dims and d not in self.fg.shape_symbols:
+                    self.fg.shape_symbols.append(d)
+            shape = tuple(sizes) if None not in sizes else None
+            self.assume(f"{p.arg}: shape {names.text()} ({names.why})", force=True)
+        elif describe:
+            self.fg.unsized_inputs.append(p.arg)
+        return self.new_tensor(TensorMeta(shape=shape, dtype=dtype), is_input=True, name=p.arg)
 
     # ------------------------------------------------------------------ statements
     def exec_block(self, body: list[ast.stmt], frame: Frame) -> None:

@@ -555,6 +555,9 @@ class ObjectModel:
                 inst.attrs[name] = args[i]
             elif name in kwargs:
                 inst.attrs[name] = kwargs[name]
+            elif default is not None and name in self.settings.dim_map:
+                inst.attrs[name] = self.sym(name)  # --dim NAME=N reaches a field's default too (issue 26)
+                given.append(f"{name}={self.settings.dim_map[name]} (--dim)")
             elif default is not None:
                 if isinstance(default, ast.Call) and _call_name(default) == "field":
                     factory = next((k.value for k in default.keywords if k.arg == "default_factory"), None)
@@ -676,6 +679,8 @@ class ObjectModel:
                 return FuncRef(qual, bound=inst, mod=k.mod)
             v = self.class_level(k, attr)
             if v is not _MISSING:
+                if inst.cls.endswith(CONFIG_SUFFIXES) and attr in self.settings.dim_map:
+                    return self.sym(attr)  # a config's class-level default, replaced by --dim
                 return v
         if attr == "training":
             return Py(self.is_training(inst))

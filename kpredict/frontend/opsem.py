@@ -499,6 +499,8 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         x, w = (metas + [TensorMeta(), TensorMeta()])[:2]
         if x.shape is not None and w.shape is not None and len(w.shape) == 2:
             shape = x.shape[:-1] + (w.shape[0],)
+            if S.WATCH is not None and x.shape:
+                S.meet(x.shape[-1], w.shape[1])
         bias = a.get(1, "bias")
         aten = ("addmm",) if isinstance(bias, TensorRef) else ("mm",)
     elif rule == "addmm":

@@ -52,9 +52,28 @@ def promote(dtypes: list[str | None], scalars: list[object] = ()) -> str | None:
     return dtypes[0]
 
 
+# Marker sizes kpredict.symbolic is watching (None: not watching, the normal case), and the fixed sizes
+# each met where torch requires equal sizes (a matmul's inner dims, a Linear's input width, broadcasting):
+# a named dim that meets a weight's width is that width (`C` meets `n_embd` = 64), not a free size.
+WATCH: frozenset[int] | None = None
+MET: dict[int, set[int]] = {}
+
+
+def meet(a: int | None, b: int | None) -> None:
+    """Note that sizes a and b must be equal, when one is a watched marker and the other is fixed."""
+    if WATCH is None or a is None or b is None or a == b or a == 1 or b == 1:
+        return
+    if a in WATCH and b not in WATCH:
+        MET.setdefault(a, set()).add(b)
+    elif b in WATCH and a not in WATCH:
+        MET.setdefault(b, set()).add(a)
+
+
 def broadcast(shapes: list[Shape]) -> Shape:
     if any(s is None for s in shapes):
         return None
+    if WATCH is not None:
+        _meet_broadcast(shapes)
     rank = max((len(s) for s in shapes), default=0)  # type: ignore[arg-type]
     out: list[int | None] = []
     for i in range(rank):
@@ -70,6 +89,14 @@ def broadcast(shapes: list[Shape]) -> Shape:
                 dim = d
         out.append(dim)
     return tuple(out)
+
+
+def _meet_broadcast(shapes: list[Shape]) -> None:
+    rank = max((len(s) for s in shapes), default=0)  # type: ignore[arg-type]
+    for i in range(1, rank + 1):
+        sizes = [s[-i] for s in shapes if len(s) >= i]  # type: ignore[arg-type, index]
+        for x in sizes[1:]:
+            meet(sizes[0], x)
 
 
 def norm_dim(d: int, rank: int) -> int:
@@ -110,6 +137,8 @@ def reduce_shape(shape: Shape, dims: list[int] | None, keepdim: bool) -> ReduceI
 def matmul_shape(a: Shape, b: Shape) -> Shape:
     if a is None or b is None or not a or not b:
         return None  # matmul of a 0-d tensor is an error in torch: nothing to predict
+    if WATCH is not None:
+        meet(a[-1], b[-2] if len(b) >= 2 else b[0])
     if len(a) == 1 and len(b) == 1:
         return ()
     if len(a) == 1:

@@ -1,0 +1,193 @@
+"""Named sizes (issue 26, items 2 and 3): `--dim NAME=N` reaches every size of that name (a loop count, a
+config field's default, a named dim of an input), and an input whose sizes are named but not given has
+its bytes as a formula in the names, which must equal both a concrete analysis and torch's measurement
+at the same sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kpredict.api import analyze_file, analyze_source
+from kpredict.settings import Settings
+from oracle_cases import SIZED_INIT, SIZED_VALUES, SIZES, sized_request
+
+GPT = SIZES / "gpt_sizes.py"
+
+
+def _fn(path: Path | str, qual: str, dims: dict[str, int] | None = None, init: str | None = None,
+        example: str | None = None, target: str = "cuda"):
+    s = Settings(target=target, dims=tuple((dims or {}).items()))
+    rep = analyze_file(str(path), s, only=qual, inits={qual: init} if init else None,
+                       examples={qual: example} if example else None)
+    assert rep.error is None, rep.error
+    return rep.functions[0]
+
+
+def _at(formula: object, values: dict[str, int]) -> int:
+    """A byte formula's value (names, +, -, *, ** and /): evaluated as Python with the sizes bound."""
+    assert isinstance(formula, str), formula
+    got = eval(formula, {"__builtins__": {}}, dict(values))  # noqa: S307 - our own formula text
+    assert got == int(got), (formula, got)
+    return int(got)
+
+
+# --------------------------------------------------------------------------- item 2: --dim everywhere
+
+def test_dim_reaches_a_dataclass_field_default() -> None:
+    """`--dim n_layer=2` when n_layer comes from GPTConfig's default (12): before, silently ignored."""
+    by_dim = _fn(GPT, "GPT.forward", {"n_layer": 2, "B": 2, "T": 16})
+    by_init = _fn(GPT, "GPT.forward", {"B": 2, "T": 16}, init="config=GPTConfig(n_layer=2)")
+    twelve = _fn(GPT, "GPT.forward", {"B": 2, "T": 16})
+    assert by_dim.eager == by_init.eager and by_dim.compiled.kernels == by_init.compiled.kernels
+    assert twelve.eager.kernels > by_dim.eager.kernels
+    assert any("n_layer=2 (--dim)" in a for a in by_dim.assumptions), by_dim.assumptions
+
+
+def test_an_explicit_constructor_argument_wins_over_dim() -> None:
+    """--dim replaces a default only: a value written in the constructor call is not a symbol."""
+    given = _fn(GPT, "GPT.forward", {"n_layer": 5, "B": 2, "T": 16}, init="config=GPTConfig(n_layer=2)")
+    assert given.eager == _fn(GPT, "GPT.forward", {"B": 2, "T": 16}, init="config=GPTConfig(n_layer=2)").eager
+
+
+CFG_INIT = """import torch.nn as nn
+
+class NetConfig:
+    depth = 12
+
+    def __init__(self, width=64, n_layer=12):
+        self.width = width
+        self.n_layer = n_layer
+
+class Net(nn.Module):
+    def __init__(self, config: NetConfig):
+        super().__init__()
+        self.h = nn.ModuleList([nn.Linear(config.width, config.width) for _ in range(config.n_layer)])
+        self.g = nn.ModuleList([nn.ReLU() for _ in range(config.depth)])
+
+    def forward(self, x):
+        for b in self.h:
+            x = b(x)
+        for b in self.g:
+            x = b(x)
+        return x
+"""
+
+
+@pytest.mark.parametrize("dims, kernels", [({}, 24), ({"n_layer": 2}, 14), ({"depth": 1}, 13),
+                                           ({"n_layer": 2, "depth": 1}, 3)])
+def test_dim_reaches_init_defaults_and_class_attributes(dims: dict[str, int], kernels: int) -> None:
+    """A config's `__init__(n_layer=12)` default and its class-level `depth = 12` take --dim too."""
+    rep = analyze_source(CFG_INIT, "net.py", Settings(dims=tuple(dims.items())), only="Net.forward")
+    assert rep.functions[0].eager.kernels == kernels
+
+
+def test_dim_reaches_named_dims_of_an_input() -> None:
+    f = _fn(GPT, "GPT.forward", {"B": 8, "T": 1024}, init="config=GPTConfig(n_layer=2)")
+    g = _fn(GPT, "GPT.forward", init="config=GPTConfig(n_layer=2)", example="idx=randint(0, 50304, (8, 1024))")
+    assert isinstance(f.eager.bytes, int) and f.eager == g.eager and f.compiled.bytes == g.compiled.bytes
+
+
+# --------------------------------------------------------------------------- item 3: names and formulas
+
+NAMED = '''import torch
+from torch import Tensor
+from jaxtyping import Float
+
+
+def annotated(x: Float[Tensor, "B T 64"]):
+    return (x * 2).sum(-1)
+
+
+def commented(
+    x,  # shape: (N, D)
+):
+    return torch.relu(x) + 1
+
+
+def unpacked(x):
+    bsz, q_len, _ = x.size()
+    return x.softmax(-1)
+
+
+def ids(self_emb, input_ids):
+    return input_ids + 1
+
+
+def unknown_rank(x):
+    return x * 2
+'''
+
+
+@pytest.mark.parametrize("qual, dims, why", [
+    ("annotated", "(B, T, 64)", "its annotation"),
+    ("commented", "(N, D)", "its # shape: comment"),
+    ("unpacked", "(bsz, q_len, x_2)", "unpacked from x.size() in the body"),
+    ("ids", "(B, T)", "token ids, batch by sequence, by convention"),
+])
+def test_where_dim_names_come_from(qual: str, dims: str, why: str) -> None:
+    f = analyze_source(NAMED, "named.py", Settings(target="cpu"), only=qual).functions[0]
+    name = "input_ids" if qual == "ids" else "x"
+    assert f"{name}: shape {dims} ({why})" in f.assumptions, f.assumptions
+    assert isinstance(f.eager.bytes, str) and isinstance(f.compiled.bytes, str), (f.eager, f.compiled)
+
+
+def test_an_input_of_unknown_rank_keeps_unknown_bytes() -> None:
+    f = analyze_source(NAMED, "named.py", Settings(), only="unknown_rank").functions[0]
+    assert f.eager.bytes is None
+
+
+def test_a_simple_formula_is_exact() -> None:
+    """(x * 2).sum(-1) on float32 (B, T, 64): eager reads x, writes x*2, reads it, writes the sums."""
+    f = analyze_source(NAMED, "named.py", Settings(target="cpu"), only="annotated").functions[0]
+    assert f.eager.bytes == "772*B*T"
+
+
+@pytest.mark.parametrize("qual, init, names", [
+    ("GPT.forward", "config=GPTConfig(n_layer=2)", ("B", "T")),
+    ("GPT.forward", None, ("B", "T", "n_layer")),  # a formula in the loop count too, with --dim n_layer
+    ("Block.forward", "config=GPTConfig(n_head=4, n_embd=64)", ("B", "T", "C")),
+])
+@pytest.mark.parametrize("target", ["cuda", "cpu"])
+def test_formula_equals_concrete_analyses(qual: str, init: str | None, names: tuple[str, ...], target: str) -> None:
+    """The formula, evaluated at two sets of sizes, equals the analysis given those sizes."""
+    if "n_layer" in names:  # a loop count: the formula is linear in it; drop the default of 12 by --dim
+        symbolic = _fn(GPT, qual, target=target)
+        assert "n_layer" not in str(symbolic.eager.bytes)  # 12 from the class default, a number in the formula
+        names = names[:2]
+    else:
+        symbolic = _fn(GPT, qual, init=init, target=target)
+    assert isinstance(symbolic.eager.bytes, str) and isinstance(symbolic.compiled.bytes, str)
+    for values in ({"B": 2, "T": 16, "C": 64}, {"B": 5, "T": 48, "C": 64}):
+        values = {k: v for k, v in values.items() if k in names}
+        concrete = _fn(GPT, qual, values, init=init, target=target)
+        assert _at(symbolic.eager.bytes, values) == concrete.eager.bytes
+        assert _at(symbolic.compiled.bytes, values) == concrete.compiled.bytes
+        assert (symbolic.eager.kernels, symbolic.compiled.kernels) == (concrete.eager.kernels, concrete.compiled.kernels)
+
+
+def test_a_formula_that_does_not_fit_is_not_shown() -> None:
+    """A size that is a sum (T + 1 after a cat) is not a product of names: the check run catches it."""
+    src = ("import torch\n\ndef f(x):\n    B, T = x.size()\n"
+           "    y = torch.cat([x, x[:, :1]], dim=1)\n    return y[:, : T // 3] * 2\n")
+    f = analyze_source(src, "fit.py", Settings(target="cpu"), only="f").functions[0]
+    assert f.eager.bytes is None
+    assert any("not a sum of products" in a for a in f.assumptions), f.assumptions
+
+
+def test_formula_equals_the_cpu_oracle_at_two_sizes() -> None:
+    """gpt_sizes.py's GPT.forward at a 2-layer config: its eager byte formula and kernel counts, from no
+    sizes at all, equal what torch measured at (B, T) = (2, 16) and (3, 40) (recorded in fixtures/oracle/)."""
+    pytest.importorskip("torch")
+    from kpredict.verify import recorded
+
+    f = _fn(GPT, "GPT.forward", init=SIZED_INIT, target="cpu")
+    assert isinstance(f.eager.bytes, str) and set(f.eager.bytes) & {"B"} and "T" in f.eager.bytes
+    for values in SIZED_VALUES:
+        answer, err = recorded.child()(sized_request(values), 900)
+        assert not answer.get("error"), (answer.get("error"), err[-2000:])
+        e, c = answer["measured"]["eager"], answer["measured"]["compiled"]
+        assert _at(f.eager.bytes, values) == e["bytes"], (f.eager.bytes, values, e["bytes"])
+        assert (f.eager.kernels, f.eager.reads, f.eager.writes) == (e["kernels"], e["reads"], e["writes"])
+        assert f.compiled.kernels == c["kernels"]
