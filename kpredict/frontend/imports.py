@@ -21,13 +21,13 @@ from kpredict.reads import note
 
 # top-level names that are never files of the analyzed tree (they would only slow resolution down)
 EXTERNAL = frozenset({
-    "torch", "torchvision", "torchaudio", "numpy", "np", "math", "os", "sys", "typing", "dataclasses",
+    "torch", "torchaudio", "numpy", "np", "math", "os", "sys", "typing", "dataclasses",
     "functools", "itertools", "collections", "abc", "enum", "logging", "warnings", "re", "json",
     "inspect", "copy", "random", "time", "pathlib", "contextlib", "operator", "builtins", "types",
     "einops", "scipy", "pandas", "triton", "transformers_stubs", "typing_extensions", "packaging",
     "safetensors", "huggingface_hub", "tqdm", "PIL", "importlib", "string", "io", "argparse",
     "weakref", "threading", "tempfile", "shutil", "glob", "pickle", "hashlib", "uuid", "datetime",
-    "timm", "accelerate", "deepspeed", "apex", "xformers", "flash_attn", "bitsandbytes", "jax",
+    "accelerate", "deepspeed", "apex", "xformers", "flash_attn", "bitsandbytes", "jax",
     "tensorflow", "sklearn", "matplotlib", "wandb", "tensorboard", "yaml", "requests", "regex",
     "tokenizers", "sentencepiece", "tiktoken", "opt_einsum", "kpredict",
 })

@@ -9,6 +9,9 @@ dispatches. Nothing of the analyzed code is imported or executed.
 from __future__ import annotations
 
 import ast
+import copy as _copy
+import math
+import re
 import operator
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -27,7 +30,8 @@ from kpredict.frontend.dimnames import dim_names
 from kpredict.frontend.objects import CONFIG_SUFFIXES, DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
 from kpredict.frontend.parse import ModuleInfo, import_table, node_text
 from kpredict.frontend.values import (
-    CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, Closure, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef,
+    CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, Closure, CompiledRef, DataclassInit, Dict, FileMod, FuncRef,
+    Instance, MethodRef,
     ModRef, Opaque, Partial, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown, touch,
 )
 from kpredict.ir import FunctionGraph, GraphBreak, Op, TensorMeta, Value
@@ -50,6 +54,12 @@ IDLE_ITERATIONS = 128  # loop iterations in a row without tensor work after whic
 IDLE_STEPS = 20_000
 IDLE_CHECK = 1_000  # statements between two looks at the tensor work done
 MAX_WHILE_BUILDING = 64  # while-loop iterations followed while constructing (nothing is recorded there)
+# math functions evaluated when every argument is a known number (a builder's widths and depths)
+_MATH = {name: getattr(math, name) for name in (
+    "ceil", "floor", "trunc", "sqrt", "isqrt", "log", "log2", "log10", "exp", "pow", "gcd", "lcm", "fabs",
+    "prod", "fsum", "comb", "factorial", "isclose", "isfinite", "isinf", "isnan", "copysign", "hypot")}
+# torch attributes that are Python numbers, not classes, functions or dtypes
+_TORCH_NUMBERS = frozenset({"torch.pi", "torch.e", "torch.inf", "torch.nan", "torch.euler_gamma"})
 
 _BINOP = {
     ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__",
@@ -234,13 +244,32 @@ def _identical(a: object, b: object) -> bool | None:
         return a.vid == b.vid
     if isinstance(a, (Instance, Seq, Dict)) and isinstance(b, (Instance, Seq, Dict)):
         return a is b
-    if isinstance(a, ModRef) and isinstance(b, ModRef):
-        return a.dotted == b.dotted
+    if isinstance(a, _CALLABLES) and isinstance(b, _CALLABLES):
+        return _same_callable(a, b)
     if isinstance(a, Py) and isinstance(b, Py) and isinstance(a.value, (bool, type(None))):
         return a.value is b.value
     if isinstance(a, _OBJECTS) and isinstance(b, (Py, TensorRef)) or isinstance(b, _OBJECTS) and isinstance(a, (Py, TensorRef)):
         return False if not (isinstance(a, Sym) or isinstance(b, Sym)) else None
     return None
+
+
+_CALLABLES = (ModRef, ClassRef, FuncRef)
+
+
+def _same_callable(a: object, b: object) -> bool | None:
+    """Whether two references name the same class or function; None when they cannot be told apart
+    (a torch class against kpredict's catalogue stub of it)."""
+    if isinstance(a, ModRef) and isinstance(b, ModRef):
+        return a.dotted == b.dotted
+    if isinstance(a, ClassRef) and isinstance(b, ClassRef):
+        return a.name == b.name and a.mod == b.mod
+    if isinstance(a, FuncRef) and isinstance(b, FuncRef):
+        return a.qualname == b.qualname and a.mod == b.mod and a.bound is b.bound
+    if isinstance(a, ClassRef) and isinstance(b, ModRef):
+        a, b = b, a
+    if isinstance(a, ModRef) and isinstance(b, ClassRef):
+        return None if b.mod == CATALOGUE else False  # a class of the tree is not a torch class
+    return False  # a function is not a class
 
 
 def _text(e: ast.AST) -> str:
@@ -290,6 +319,17 @@ def _flat(values: list[object]) -> list[object]:
         else:
             out.append(v)
     return out
+
+
+def _free_names(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names a nested function reads without binding them itself (candidates for closure cells)."""
+    a = fdef.args
+    bound = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | {p.arg for p in (a.vararg, a.kwarg) if p}
+    loads: set[str] = set()
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Name):
+            (loads if isinstance(n.ctx, ast.Load) else bound).add(n.id)
+    return loads - bound
 
 
 def _used_as_int(fdef: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
@@ -691,6 +731,10 @@ class Interpreter(ObjectModel):
             for d in s.decorator_list:
                 if self.is_compile(self.ev(d, frame)):
                     frame.env[s.name] = CompiledRef(FuncRef(key, mod=frame.mod))
+            if frame.qualname != "<module>" and not s.decorator_list and _free_names(s) & frame.env.keys():
+                # a closure over the enclosing function's names (timm's _ntuple(n) returns parse(x),
+                # which reads n): called, it reads them from that frame, as a lambda does
+                frame.env[s.name] = Closure(s, frame)
         elif isinstance(s, ast.ClassDef):
             frame.env[s.name] = ClassRef(s.name, frame.mod)
         elif isinstance(s, (ast.Import, ast.ImportFrom)):
@@ -910,6 +954,43 @@ class Interpreter(ObjectModel):
                 return
         self.exec_block(s.orelse, frame)
 
+    def shallow_copy(self, o: Instance) -> Instance:
+        """`copy.copy(cfg)`: a new object whose attributes are the same values, as Python's shallow copy
+        (torchvision's efficientnet copies each stage's block config before changing two fields)."""
+        c = _copy.copy(o)
+        touch(c)
+        c.attrs = dict(o.attrs)
+        if o.children is not None:
+            c.children = list(o.children)
+        if o.named is not None:
+            c.named = dict(o.named)
+        return c
+
+    def fstring(self, e: ast.JoinedStr, frame: Frame) -> object:
+        """An f-string whose parts are all known plain values is that string (`f"layer_{i}"` as a
+        module's name in an OrderedDict, vision_transformer's encoder layers); otherwise an opaque str."""
+        parts: list[str] = []
+        known = True
+        for v in e.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                parts.append(v.value)
+                continue
+            if not isinstance(v, ast.FormattedValue):
+                known = False
+                continue
+            x = self.ev(v.value, frame)
+            spec = self.fstring(v.format_spec, frame) if isinstance(v.format_spec, ast.JoinedStr) else Py("")
+            if not (known and isinstance(x, Py) and isinstance(x.value, (int, float, str, bool, type(None)))
+                    and isinstance(spec, Py) and isinstance(spec.value, str)):
+                known = False
+                continue
+            val = {115: str, 114: repr, 97: ascii}.get(v.conversion, lambda a: a)(x.value)
+            try:
+                parts.append(format(val, spec.value))
+            except (ValueError, TypeError):
+                known = False
+        return Py("".join(parts)) if known else Opaque("str")
+
     def lazy_map(self, e: ast.expr, frame: Frame) -> Iterator[object] | None:
         """The items of `map(...)`/`filter(...)` written as e, computed one by one; None for other e."""
         if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("map", "filter")
@@ -1018,6 +1099,16 @@ class Interpreter(ObjectModel):
             return self.boolop(e, frame)
         if isinstance(e, ast.Subscript):
             return self.subscript(self.ev(e.value, frame), e, frame)
+        if isinstance(e, ast.Set) and not any(isinstance(x, ast.Starred) for x in e.elts):
+            # a set literal, as a list of its distinct items: membership tests ({BatchNormAct2d, ...})
+            members: list[object] = []
+            for x in e.elts:
+                v = self.ev(x, frame)
+                if not any(_identical(v, m) is True or _same_callable(v, m) is True
+                           if isinstance(v, _CALLABLES) and isinstance(m, _CALLABLES) else _identical(v, m) is True
+                           for m in members):
+                    members.append(v)
+            return Seq(members, "list")
         if isinstance(e, (ast.Tuple, ast.List)):
             items: list[object] = []
             for x in e.elts:
@@ -1062,10 +1153,7 @@ class Interpreter(ObjectModel):
         if isinstance(e, ast.DictComp):
             return self.comprehension(e, frame)
         if isinstance(e, ast.JoinedStr):
-            for v in e.values:
-                if isinstance(v, ast.FormattedValue):
-                    self.ev(v.value, frame)
-            return Opaque("str")
+            return self.fstring(e, frame)
         if isinstance(e, ast.Lambda):
             return Closure(e, frame)
         if isinstance(e, ast.Starred):
@@ -1150,9 +1238,14 @@ class Interpreter(ObjectModel):
             return Py({"True": True, "False": False, "None": None}[name])
         if name in _PY_BUILTINS:
             return ModRef("builtins." + name)
-        return Unknown(name)
+        star = self.star_import(frame.mod, name)
+        return star if star is not None else Unknown(name)
 
     def attribute(self, obj: object, attr: str, node: ast.AST | None) -> object:
+        if attr == "__name__" and isinstance(obj, (ModRef, ClassRef, FuncRef)) and not getattr(obj, "bound", None):
+            # a class's or function's own name (timm maps norm layers by type(...).__name__.lower())
+            full = obj.dotted if isinstance(obj, ModRef) else obj.name if isinstance(obj, ClassRef) else obj.qualname
+            return Py(full.rsplit(".", 1)[-1])
         if isinstance(obj, ModRef):
             return ModRef(f"{obj.dotted}.{attr}")
         if isinstance(obj, TensorRef):
@@ -1270,6 +1363,10 @@ class Interpreter(ObjectModel):
             return self.opaque_call(f.qualname, args, kwargs, node)
         if isinstance(f, BoundBuiltin):
             return self.builtin_method(f, args, kwargs, node, frame)
+        if isinstance(f, DataclassInit):
+            if isinstance(f.obj, Instance):
+                self.init_dataclass(f.obj, f.cls, args, kwargs, False)
+            return Py(None)
         if isinstance(f, CompiledRef):
             if isinstance(f.target, FuncRef):
                 self.compiled_funcs.add(f.target.qualname)
@@ -1312,6 +1409,8 @@ class Interpreter(ObjectModel):
             self.assume("recursive call to a lambda not followed")
             self.unknown(node, "lambda")
             return Unknown("lambda")
+        if isinstance(lam, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return self.call_nested_def(lam, made, args, kwargs)
         frame = Frame(dict(made.env), made.qualname, made.imports, made.cls, made.mod, made.self_name)
         shim = ast.FunctionDef(name="<lambda>", args=lam.args, body=[], decorator_list=[], returns=None,
                                type_comment=None)
@@ -1321,6 +1420,23 @@ class Interpreter(ObjectModel):
             return self.ev(lam.body, frame)
         finally:
             self.stack.pop()
+
+    def call_nested_def(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, made: Frame, args: list[object],
+                        kwargs: dict[str, object]) -> object:
+        """Call a function defined inside another that reads the enclosing function's names: its
+        parameters bound on a copy of that frame's names as they are now."""
+        qual = f"{made.qualname}.<locals>.{fdef.name}"
+        frame = Frame(dict(made.env), qual, {**made.imports, **import_table(fdef.body)}, made.cls, made.mod,
+                      made.self_name)
+        self.bind_params(fdef, frame, args, kwargs, None)
+        self.stack.append(qual)
+        try:
+            self.exec_block(fdef.body, frame)
+        except _Return as r:
+            return r.value
+        finally:
+            self.stack.pop()
+        return Py(None)
 
     def map_filter(self, name: str, args: list[object], node: ast.AST, frame: Frame) -> object:
         """`map(f, xs, ...)` and `filter(f, xs)`, evaluated where they are called. Python runs them
@@ -1397,6 +1513,8 @@ class Interpreter(ObjectModel):
             return args[0] if args else Py(None)  # in-place initialization: not part of a forward
         if dotted in ("collections.OrderedDict", "typing.OrderedDict", "collections.defaultdict"):
             return self.builtin_call("dict", args, kwargs, node)
+        if dotted == "copy.copy" and len(args) == 1 and isinstance(args[0], Instance) and not kwargs:
+            return self.shallow_copy(args[0])
         if dotted.startswith("torch.ops.aten."):
             op = dotted[len("torch.ops.aten."):].split(".")[0]
             if op in self.table.ops:
@@ -1425,7 +1543,25 @@ class Interpreter(ObjectModel):
                     return Opaque(dotted)
             return Opaque(dotted)
         if dotted.startswith("math."):
+            fn = _MATH.get(dotted[len("math."):])
+            vals = [py(a, _MISSING) for a in args]
+            if fn is not None and not kwargs and all(isinstance(v, (int, float)) for v in vals):
+                try:
+                    return Py(fn(*vals))  # widths and depths of a builder: int(math.ceil(n * depth_mult))
+                except (ValueError, TypeError, OverflowError, ZeroDivisionError):
+                    return Opaque(dotted)
             return Opaque(dotted)
+        if dotted in ("re.split", "re.sub", "re.findall", "re.escape") and not kwargs:
+            vals = [py(a, _MISSING) for a in args]
+            if all(isinstance(v, (str, int)) for v in vals):
+                try:
+                    return Py(getattr(re, dotted[3:])(*vals))  # timm's block strings: re.split(r'(\d.*)', op)
+                except (re.error, TypeError, ValueError):
+                    return Opaque(dotted)
+        if dotted == "itertools.repeat" and len(args) == 2 and not kwargs:
+            n = py(args[1], _MISSING)
+            if isinstance(n, int) and 0 <= n <= self.settings.max_unroll:
+                return Seq([args[0]] * n, "list")  # timm's to_ntuple: tuple(repeat(x, n))
         if dotted.startswith("torch."):
             dt = S.dtype_from_dotted(dotted)
             if dt:
@@ -1558,6 +1694,20 @@ class Interpreter(ObjectModel):
                 return Opaque(name)
         return Opaque(name)
 
+    def is_class_value(self, v: object) -> bool | None:
+        """Whether a value is a class (True), something else (False), or not known (None): for
+        isinstance(x, type) and isinstance(x, types.FunctionType) in layer factories (timm's)."""
+        if isinstance(v, ClassRef):
+            return True
+        if isinstance(v, (FuncRef, Closure, Partial, Py, Seq, Dict, Instance, TensorRef, Sym)):
+            return False
+        if isinstance(v, ModRef):
+            if self.catalogue_class(v.dotted):
+                return True
+            if self.catalogue_function(v.dotted) or self.table.for_api(v.dotted) is not None:
+                return False
+        return None
+
     def isinstance_of(self, v: object, t: object) -> object:
         """`isinstance(v, T)` when both sides are known well enough, else an unknown bool."""
         if isinstance(t, Seq):
@@ -1578,11 +1728,33 @@ class Interpreter(ObjectModel):
                 return Py(want is (tuple if v.kind == "tuple" else list))
             if isinstance(v, Dict):
                 return Py(want is dict)
-            if isinstance(v, (TensorRef, Instance, FuncRef, ClassRef)):
+            if isinstance(v, (TensorRef, Instance, FuncRef, ClassRef, Partial, Closure)):
                 return Py(False)
+            if isinstance(v, ModRef) and v.dotted.startswith("torch.") and v.dotted not in _TORCH_NUMBERS:
+                return Py(False)  # a torch class, function or dtype (timm's get_norm_layer(nn.BatchNorm2d))
             if isinstance(v, Sym):
                 return Py(want is int)
             return Opaque("isinstance")
+        if isinstance(t, ModRef) and t.dotted in ("collections.abc.Iterable", "typing.Iterable"):
+            if isinstance(v, Py):
+                return Py(isinstance(v.value, Iterable))
+            if isinstance(v, (Seq, Dict, TensorRef)):
+                return Py(True)
+            if isinstance(v, (ModRef, ClassRef, FuncRef, Partial, Closure, Sym)):
+                return Py(False)  # timm's to_ntuple(n)(BasicBlock): a class is repeated, not iterated
+            return Opaque("isinstance")
+        if isinstance(t, ModRef) and t.dotted in ("types.FunctionType", "builtins.type"):
+            is_class = self.is_class_value(v)
+            if is_class is None:
+                return Opaque("isinstance")
+            if isinstance(v, Partial) or (not is_class and isinstance(v, ModRef) and t.dotted == "types.FunctionType"):
+                return Py(False) if isinstance(v, Partial) else Opaque("isinstance")  # a builtin is no FunctionType
+            return Py(is_class == (t.dotted == "builtins.type"))
+        if isinstance(t, ModRef) and t.dotted == "functools.partial":
+            if isinstance(v, Partial):
+                return Py(True)
+            known = (ModRef, ClassRef, FuncRef, Closure, Py, Seq, Dict, Instance, TensorRef, Sym)
+            return Py(False) if isinstance(v, known) else Opaque("isinstance")
         if isinstance(t, ModRef) and t.dotted in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             if isinstance(v, TensorRef):
                 return Py(True) if t.dotted == "torch.Tensor" else Opaque("isinstance")
@@ -1671,6 +1843,19 @@ class Interpreter(ObjectModel):
             return Py(not t) if t is not None else Opaque("not")
         return Opaque("unary")
 
+    def known_api(self, dotted: str) -> bool:
+        """Whether kpredict knows `dotted` as a torch function, module or class (so torch has it)."""
+        return bool(self.table.for_api(dotted) is not None or self.catalogue_function(dotted)
+                    or self.catalogue_class(dotted))
+
+    def dir_of(self, e: ast.expr, frame: Frame) -> str | None:
+        """The torch module `e` lists when it is written `dir(<a torch module>)`, else None."""
+        if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "dir"
+                and len(e.args) == 1 and not e.keywords):
+            return None
+        m = self.ev(e.args[0], frame)
+        return m.dotted if isinstance(m, ModRef) and m.dotted.startswith("torch") else None
+
     def compare(self, e: ast.Compare, frame: Frame) -> object:
         left = self.ev(e.left, frame)
         result: object = None
@@ -1700,9 +1885,16 @@ class Interpreter(ObjectModel):
                 r = Opaque("is") if same is None else Py(same == isinstance(op, ast.Is))
             elif isinstance(left, ModRef) and isinstance(right, ModRef) and isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
                 r = Py((left.dotted == right.dotted) == isinstance(op, (ast.Eq, ast.Is)))  # dtypes, devices
-            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, Seq) and isinstance(left, ModRef) \
-                    and all(isinstance(x, ModRef) for x in right.items):
-                r = Py((left.dotted in [x.dotted for x in right.items]) == isinstance(op, ast.In))
+            elif isinstance(op, (ast.In, ast.NotIn)) and (mod := self.dir_of(comp, frame)) is not None \
+                    and isinstance(left, Py) and isinstance(left.value, str) \
+                    and self.known_api(f"{mod}.{left.value}"):
+                # feature checks such as 'silu' in dir(torch.nn.functional) (timm's activation tables), as hasattr
+                r = Py(isinstance(op, ast.In))
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, Seq) and isinstance(left, _CALLABLES) \
+                    and any(isinstance(x, _CALLABLES) for x in right.items):
+                # a class looked up in a set of classes (timm's `norm_layer in _NORM_ACT_TYPES`)
+                same = [_same_callable(left, x) if isinstance(x, _CALLABLES) else None for x in right.items]
+                r = Py(any(same) == isinstance(op, ast.In)) if any(same) or None not in same else Opaque("cmp")
             elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, Instance) and right.named is not None \
                     and isinstance(left, Py):
                 r = Py((left.value in right.named) == isinstance(op, ast.In))

@@ -29,7 +29,8 @@ from kpredict.frontend.frame import MAX_ITEMS, Frame, _Break, _Budget, _Continue
 from kpredict.frontend.frame import MISSING as M
 from kpredict.frontend.parse import SETTER, ModuleInfo, node_text
 from kpredict.frontend.values import (
-    CATALOGUE, BoundBuiltin, ClassRef, Closure, CompiledRef, Dict, FileMod, FuncRef, Instance, MethodRef, ModRef,
+    CATALOGUE, BoundBuiltin, ClassRef, Closure, CompiledRef, DataclassInit, Dict, FileMod, FuncRef, Instance, MethodRef,
+    ModRef,
     NNModule, Opaque, Partial, Py, Seq, Super, Sym, SymObj, TensorRef, Tracked, Unknown, touch,
 )
 from kpredict.ir import EAGER_REGION, TensorMeta, Value
@@ -181,6 +182,9 @@ class ObjectModel:
                 value = ModRef(known)
         if hit is not None:
             path, rest = hit
+            shadow = self.package_binding(path, dotted) if not rest else None
+            if shadow is not None:  # `from timm.layers import create_attn`: the package binds the name
+                path, rest = shadow
             if not rest:
                 value = FileMod(path)
             else:
@@ -189,6 +193,22 @@ class ObjectModel:
                     value = self.attribute(value, name, None)
         self.shared.import_cache[cache_key] = value
         return value
+
+    def package_binding(self, path: str, dotted: str) -> tuple[str, list[str]] | None:
+        """Python's `from pkg import name` takes the package's attribute first: when pkg/__init__.py
+        binds `name` itself (timm.layers imports the function create_attn from its module create_attn),
+        that binding, not the submodule pkg/name.py. (pkg/__init__.py, [name]) then, else None."""
+        name = dotted.rsplit(".", 1)[-1]
+        if dotted.startswith(".") or os.path.basename(path) != name + ".py":
+            return None
+        init = os.path.join(os.path.dirname(path), "__init__.py")
+        info = I.load_file(init) if os.path.isfile(init) else None
+        if info is None:
+            return None
+        target = info.imports.get(name)
+        rebinds = name in info.functions or name in info.classes or (
+            target is not None and target.lstrip(".").split(".")[-1] == name and target.count(".") >= 2)
+        return (init, [name]) if rebinds else None
 
     def file_attr(self, key: str | None, name: str) -> object:
         """`name` looked up in the module `key` as `from <module> import name` would."""
@@ -210,7 +230,35 @@ class ObjectModel:
             if hit is not None and not hit[1]:
                 sub = self.key_for_path(hit[0])
                 return FileMod(hit[0]) if sub is not None else Unknown(name)
-        return Unknown(name)
+        star = self.star_import(key, name)
+        return star if star is not None else Unknown(name)
+
+    def star_import(self, key: str | None, name: str, seen: frozenset = frozenset()) -> object | None:
+        """`name` bound in module `key` by a `from .x import *` of a file of the tree (timm's
+        create_norm_act takes EvoNorm2dB0 so, torchvision.models its builders), else None. A name
+        with a leading underscore is not exported, and an `__all__` of the source is honoured."""
+        if name.startswith("_") or key in seen:
+            return None
+        info = self.modinfo(key)
+        for stmt in info.tree.body:
+            if not (isinstance(stmt, ast.ImportFrom) and stmt.names and stmt.names[0].name == "*"):
+                continue
+            hit = I.resolve(self.path_of(key), "." * stmt.level + (stmt.module or ""))
+            if hit is None or hit[1]:
+                continue
+            sub = self.key_for_path(hit[0])
+            sinfo = self.modinfo(sub)
+            exported = sinfo.constants.get("__all__")
+            if isinstance(exported, (ast.List, ast.Tuple)) and not any(
+                    isinstance(x, ast.Constant) and x.value == name for x in exported.elts):
+                continue
+            if (name in sinfo.functions or name in sinfo.classes or name in sinfo.constants
+                    or name in sinfo.imports or name in self.env_of(sub)):
+                return self.file_attr(sub, name)
+            deeper = self.star_import(sub, name, seen | {key})
+            if deeper is not None:
+                return deeper
+        return None
 
     def filemod_attr(self, fm: FileMod, name: str) -> object:
         key = self.key_for_path(fm.path)
@@ -731,6 +779,8 @@ class ObjectModel:
                     if "property" in _decorator_names(fdef):
                         return self.run_function(qual, [], {}, bound=obj, node=node, mod=k.mod)
                     return FuncRef(qual, bound=obj, mod=k.mod)
+                if attr == "__init__" and self.is_dataclass(k):
+                    return DataclassInit(obj, k)
                 v = self.class_level(k, attr)
                 if v is not _MISSING:
                     return v
@@ -1028,6 +1078,8 @@ class ObjectModel:
                 touch(inst)
                 if name in ("add_module", "register_module") and inst.children is not None:
                     inst.children.append(args[1])
+                if name in ("add_module", "register_module") and inst.named is not None:
+                    inst.named[args[0].value] = args[1]  # a ModuleDict subclass filling itself (densenet)
             return Py(None)
         if name in ("half", "float", "bfloat16", "double"):
             self.cast_module(inst, {"half": "float16", "float": "float32", "double": "float64"}.get(name, name))

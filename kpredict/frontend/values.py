@@ -179,6 +179,15 @@ class BoundBuiltin:
 
 
 @dataclass(frozen=True, slots=True)
+class DataclassInit:
+    """`super().__init__` reaching a dataclass base that has no `__init__` written: calling it sets
+    the fields as the generated `__init__` would (torchvision's MBConvConfig over _MBConvConfig)."""
+
+    obj: object
+    cls: ClassRef
+
+
+@dataclass(frozen=True, slots=True)
 class Super:
     """`super()` inside a method of class `cls`: attribute lookup starts after `cls` in the bases."""
 

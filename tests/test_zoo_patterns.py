@@ -1,0 +1,189 @@
+"""Python patterns of the public model zoos (torchvision, timm) that the interpreter follows
+(scripts/zoo_scoreboard.py found each as a miss): each model built with the pattern predicts what the
+same model written plainly predicts. The plain forms (Linear, BatchNorm2d, SiLU chains) are checked
+against the CPU oracle by the fixtures; torch.roll's rule by scripts/module_probes/cases10.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from kpredict.api import analyze_source
+from kpredict.settings import Settings
+
+HEAD = '''import collections.abc
+import copy
+import functools
+import math
+import re
+import types
+from collections import OrderedDict
+from dataclasses import dataclass
+from itertools import repeat
+from typing import Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+'''
+TAIL = '''
+
+MODEL = Net().eval()
+
+
+# kpredict: example x=randn(2, 8)
+def run(x):
+    return MODEL(x)
+'''
+
+CASES = {
+    # torchvision vision_transformer: layers[f"encoder_layer_{i}"] = ...; nn.Sequential(layers)
+    "fstring_keys": ('''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers = OrderedDict()
+        for i in range(3):
+            layers[f"layer_{i:02d}"] = nn.Linear(8, 8)
+        self.layers = nn.Sequential(layers)
+
+    def forward(self, x):
+        return self.layers(x)
+''', 3),
+    # torchvision densenet: a ModuleDict subclass filling itself with add_module
+    "moduledict_add_module": ('''
+class Block(nn.ModuleDict):
+    def __init__(self, n):
+        super().__init__()
+        for i in range(n):
+            self.add_module("layer%d" % (i + 1), nn.Linear(8, 8))
+
+    def forward(self, x):
+        for name, layer in self.items():
+            x = layer(x)
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block(3)
+
+    def forward(self, x):
+        return self.block(x)
+''', 3),
+    # torchvision efficientnet: super().__init__ into a dataclass base, copy.copy of the config
+    "dataclass_super_and_copy": ('''
+@dataclass
+class _Cfg:
+    n: int
+    block: Callable[..., nn.Module]
+
+
+class Cfg(_Cfg):
+    def __init__(self, n, depth_mult=1.5, block=None):
+        if block is None:
+            block = nn.Linear
+        super().__init__(int(math.ceil(n * depth_mult)), block)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        cfg = Cfg(2)
+        layers = []
+        for _ in range(cfg.n):
+            c = copy.copy(cfg)
+            layers.append(c.block(8, 8))
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x)
+''', 3),
+    # timm's _ntuple(n): a nested function reading the enclosing n; repeat(); isinstance Iterable
+    "closure_ntuple": ('''
+def _ntuple(n):
+    def parse(x):
+        if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
+            return tuple(x)
+        return tuple(repeat(x, n))
+    return parse
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(*[f(8, 8) for f in _ntuple(4)(nn.Linear)])
+
+    def forward(self, x):
+        return self.layers(x)
+''', 4),
+    # timm's activation table: 'silu' in dir(torch.nn.functional) picks nn.SiLU (else a fallback)
+    "dir_feature_check": ('''
+_has_silu = 'silu' in dir(torch.nn.functional)
+ACT = dict(silu=nn.SiLU if _has_silu else nn.Identity)
+
+
+class Net(nn.Module):
+    def __init__(self, name="SiLU"):
+        super().__init__()
+        self.act = ACT[name.lower()]()
+
+    def forward(self, x):
+        return self.act(x)
+''', 1),
+    # timm's layer factories: isinstance(x, str / functools.partial / types.FunctionType) of a class,
+    # a class in a set of classes, a class's __name__, re.split of a block string
+    "layer_factory": ('''
+class NormAct(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.act = nn.SiLU()
+
+    def forward(self, x):
+        return self.act(self.norm(x))
+
+
+NORM_ACT_TYPES = {NormAct}
+TO_NORM_ACT = dict(layernorm=NormAct)
+
+
+def get_norm_act(layer):
+    if isinstance(layer, functools.partial):
+        layer = layer.func
+    if isinstance(layer, str):
+        return TO_NORM_ACT[layer]
+    if layer in NORM_ACT_TYPES:
+        return layer
+    if isinstance(layer, types.FunctionType):
+        return layer
+    return TO_NORM_ACT[layer.__name__.lower()]
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        reps = int(re.split(r"(\\d.*)", "r2")[1])
+        self.layers = nn.Sequential(*[get_norm_act(nn.LayerNorm)(8) for _ in range(reps)])
+
+    def forward(self, x):
+        return self.layers(x)
+''', 4),
+    # swin's shifted windows
+    "roll": ('''
+class Net(nn.Module):
+    def forward(self, x):
+        return torch.roll(x, shifts=1, dims=-1) + 1
+''', 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_zoo_pattern_is_followed(name: str) -> None:
+    src, kernels = CASES[name]
+    r = analyze_source(HEAD + src + TAIL, "m.py", Settings(target="cpu"), only="run")
+    assert r.error is None
+    f = r.functions[0]
+    assert not f.lower_bound and not f.unknown, [u.name for u in f.lower_bound_causes]
+    assert f.eager.kernels == kernels, (f.eager.kernels, [o.op for o in f.ops])
+    assert f.eager.bytes is not None
