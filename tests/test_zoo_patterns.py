@@ -169,6 +169,25 @@ class Net(nn.Module):
     def forward(self, x):
         return self.layers(x)
 ''', 4),
+    # torchvision densenet's _Transition: an nn.Sequential subclass that assigns its layers as attributes
+    "sequential_subclass_attrs": ('''
+class Transition(nn.Sequential):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.act = nn.ReLU()
+        self.fc = nn.Linear(8, 8)
+        self.act = nn.SiLU()
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = Transition()
+
+    def forward(self, x):
+        return self.t(x)
+''', 3),
     # swin's shifted windows
     "roll": ('''
 class Net(nn.Module):

@@ -774,8 +774,7 @@ class Interpreter(ObjectModel):
                 if setter is not None:  # `self.x = v` where the class has `@x.setter`
                     self.run_function(setter[0], [v], {}, bound=obj, node=node, mod=setter[1])
                 else:
-                    obj.attrs[target.attr] = v
-                    touch(obj)
+                    self.set_instance_attr(obj, target.attr, v)
         elif isinstance(target, ast.Subscript):
             obj = self.ev(target.value, frame)
             if isinstance(obj, TensorRef):
@@ -1421,6 +1420,24 @@ class Interpreter(ObjectModel):
         finally:
             self.stack.pop()
 
+    def set_instance_attr(self, obj: Instance, name: str, v: object) -> None:
+        """`obj.name = v`. On an nn.Sequential subclass a module assigned so is also one of its
+        children, run in order of assignment (torch registers it in _modules; densenet's _Transition
+        sets norm, relu, conv and pool in its __init__); assigned again, it keeps its place."""
+        old = obj.attrs.get(name)
+        obj.attrs[name] = v
+        if obj.children is not None and isinstance(v, Instance) and obj.mod != CATALOGUE and self.is_module(v) \
+                and any(k.mod == CATALOGUE and k.name == "Sequential" for k in self.mro(ClassRef(obj.cls, obj.mod))):
+            if old is not None and any(c is old for c in obj.children):
+                obj.children[next(i for i, c in enumerate(obj.children) if c is old)] = v
+            else:
+                obj.children.append(v)
+        touch(obj)
+
+    def is_module(self, v: Instance) -> bool:
+        """Whether an object is an nn.Module: a catalogue module or a class deriving from one."""
+        return v.mod == CATALOGUE or any(k.mod == CATALOGUE for k in self.mro(ClassRef(v.cls, v.mod)))
+
     def call_nested_def(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, made: Frame, args: list[object],
                         kwargs: dict[str, object]) -> object:
         """Call a function defined inside another that reads the enclosing function's names: its
@@ -1661,8 +1678,7 @@ class Interpreter(ObjectModel):
             d.update(kwargs)
             return Dict(d)
         if name == "setattr" and len(args) == 3 and isinstance(args[0], Instance) and isinstance(args[1], Py):
-            args[0].attrs[str(args[1].value)] = args[2]
-            touch(args[0])
+            self.set_instance_attr(args[0], str(args[1].value), args[2])
             return Py(None)
         if name == "callable" and args:
             return Py(isinstance(args[0], (FuncRef, Instance, ClassRef, BoundBuiltin, MethodRef, Closure, Partial))) \
