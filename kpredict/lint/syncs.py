@@ -34,6 +34,9 @@ def sync_sites(fn: FunctionContext) -> list[SyncSite]:
     for op in fn.own_ops:
         if op.category != "sync":
             continue
+        if _host_only(fn, op):
+            sites[op.span] = None  # type: ignore[assignment]  # a host tensor: nothing to wait for
+            continue
         site = sites.get(op.span)
         if site is None:
             node = fn.facts.node_at(op.span, ast.Call)
@@ -56,4 +59,36 @@ def sync_sites(fn: FunctionContext) -> list[SyncSite]:
                 sites[span] = SyncSite(span, SYNC_METHODS[attr])
             elif attr == "to" and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "cpu":
                 sites[span] = SyncSite(span, "Tensor.to('cpu') copies to the host")
-    return sorted(sites.values(), key=lambda s: (s.span.line, s.span.col))
+    return sorted((s for s in sites.values() if s is not None), key=lambda s: (s.span.line, s.span.col))
+
+
+# Constructors that make a tensor on the default device (the CPU) unless given device=.
+HOST_FACTORIES = {"rand", "randn", "randint", "randperm", "tensor", "zeros", "ones", "empty", "full", "arange",
+                  "linspace", "logspace", "eye", "scalar_tensor"}
+MOVES = {"to", "_to_copy", "cuda", "copy_", "_to", "to_device"}
+
+
+def _host_only(fn: FunctionContext, sync: Op) -> bool:
+    """Whether everything the synced value is computed from was made by a constructor without
+    device= (`torch.rand(1) < p` in a data transform) and never moved: a CPU tensor, which the host
+    reads without waiting for any device."""
+    stack = list(sync.inputs)
+    seen: set = set()
+    found = False
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        p = fn.producer(v)
+        if p is None or p.name in MOVES:
+            return False  # an input, a parameter or a move: may live on the device
+        if p.name in HOST_FACTORIES:
+            node = fn.facts.node_at(p.span, ast.Call)
+            if not isinstance(node, ast.Call) or any(k.arg in ("device", "like") for k in node.keywords):
+                return False
+            found = True
+            stack.extend(p.inputs)
+            continue
+        stack.extend(p.inputs)
+    return found

@@ -80,6 +80,8 @@ class GrowingCatInLoop(Rule):
                     continue
                 if not any(isinstance(p, ast.Name) and p.id == target.id for p in parts.elts):
                     continue
+                if _rebuilt_in_loop(loop, node, target.id):
+                    continue  # the name is set afresh each iteration: the cat pads it, nothing grows
                 seen.add(node)
                 span = node_span(call)
                 ops = [op for op in fn.own_ops if op.span == span and fn.launches(op) > 0]
@@ -92,7 +94,33 @@ class GrowingCatInLoop(Rule):
                 once = {"kernels": 1, "transfers": pieces + 1,
                         "bytes": 2 * final_bytes if final_bytes is not None else None}
                 fname = which.split(".")[-1]
-                message = (f"`torch.{fname}` grows `{target.id}` inside a loop: {len(ops)} calls launch "
-                           f"{describe(eager, 'move')}, copying everything gathered so far each time; "
-                           f"collected in a list and concatenated once it would be {describe(once)}")
+                before = as_dict(eager)
+                if (before["kernels"], before["transfers"]) != (once["kernels"], once["transfers"]):
+                    message = (f"`torch.{fname}` grows `{target.id}` inside a loop: {len(ops)} calls launch "
+                               f"{describe(eager, 'move')}, copying everything gathered so far each time; "
+                               f"collected in a list and concatenated once it would be {describe(once)}")
+                else:  # the loop is counted once: the quadratic part is per iteration, never "before = after"
+                    message = (f"`torch.{fname}` grows `{target.id}` inside a loop: each iteration launches "
+                               f"{describe(eager, 'moves')} and copies everything gathered so far again, so n "
+                               f"iterations copy about n\u00b2/2 pieces; collected in a list and concatenated "
+                               f"once, each piece is copied once")
                 yield Hit(span, message, {"calls": len(ops), "eager": as_dict(eager), "once": once})
+
+
+def _rebuilt_in_loop(loop: ast.AST, grow: ast.Assign, name: str) -> bool:
+    """Whether `name` is bound in the loop other than by the growing assignment itself (`x = f(...)`,
+    `for x in`, `x += ...`): then each iteration starts from a fresh value and the cat does not grow it."""
+    for node in ast.walk(loop):
+        if node is grow:
+            continue
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        for t in targets:
+            if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(t)):
+                return True
+    return False

@@ -161,4 +161,6 @@ def _is_device_move(fn: FunctionContext, call: ast.Call) -> bool:
         return False
     if isinstance(a, ast.Attribute) and a.attr in ("dtype",):
         return False
+    if isinstance(a, ast.Name) and a.id.lower().endswith("dtype"):
+        return False  # `.to(dtype)`, `.to(default_dtype)`: a cast, nothing moves to a device
     return True

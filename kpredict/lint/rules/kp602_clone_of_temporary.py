@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
-from kpredict.lint.context import FunctionContext
+from kpredict.lint.context import FunctionContext, node_span
 from kpredict.lint.figures import as_dict, describe, eager_figures
 from kpredict.lint.model import Example, Hit, Rule
 
@@ -76,7 +77,33 @@ class CloneOfTemporary(Rule):
             st = fn.storage(op.inputs[0])
             if st in returned or st in mutated or [r.oid for r in fn.readers.get(st, [])] != [op.oid]:
                 continue
+            if fn.scope is not None and _held_elsewhere(fn.scope, op.span):
+                continue
             eager = eager_figures(fn, {op.oid})
             message = (f"`{fn.text(op.span, 40)}` copies the result of {p.name}, which nothing else uses: "
                        f"{describe(eager)} for an identical tensor; using the result directly is 0 kernels")
             yield Hit(op.span, message, {"eager": as_dict(eager)})
+
+
+def _held_elsewhere(scope: ast.AST, span) -> bool:
+    """Whether the cloned tensor may be held by other code, which the op graph does not show: the
+    receiver is an attribute or an item (`out.coords.clone()`, `sd[key].clone()`), or a name read
+    again after it was last assigned (`self.a = Buffer(t); self.b = Buffer(t.clone())`: the two
+    buffers must not share storage; `e = x.clone(); e[...] = 0` while `x` is used later)."""
+    call = next((n for n in ast.walk(scope) if isinstance(n, ast.Call) and node_span(n) == span), None)
+    if call is None:
+        return True  # cannot tell: stay silent rather than claim nothing else uses it
+    recv = call.func.value if isinstance(call.func, ast.Attribute) else (call.args[0] if call.args else None)
+    if isinstance(recv, (ast.Attribute, ast.Subscript)):
+        return True
+    if not isinstance(recv, ast.Name):
+        return False
+    name = recv.id
+    bound = [getattr(n, "end_lineno", n.lineno) for n in ast.walk(scope)
+             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
+             and n.lineno <= call.lineno
+             and any(isinstance(t, ast.Name) and t.id == name and isinstance(t.ctx, ast.Store)
+                     for t in ast.walk(n))]
+    after = max(bound, default=0)
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n is not recv
+               and n.lineno > after for n in ast.walk(scope))
