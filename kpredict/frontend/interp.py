@@ -253,6 +253,28 @@ def _identical(a: object, b: object) -> bool | None:
     return None
 
 
+def _seq_equal(a: object, b: object) -> bool | None:
+    """`a == b` where one side is a list or tuple and both are known plain values; None otherwise."""
+    if not (isinstance(a, Seq) or isinstance(b, Seq)):
+        return None
+    if isinstance(a, Py) != isinstance(b, Py):  # a sequence against a plain value (an int, None)
+        other = a if isinstance(a, Py) else b
+        return False if not isinstance(other.value, (list, tuple)) else None
+    if not (isinstance(a, Seq) and isinstance(b, Seq)):
+        return None
+    if len(a.items) != len(b.items):
+        return False
+    out = True
+    for x, y in zip(a.items, b.items):
+        if isinstance(x, Py) and isinstance(y, Py) and not isinstance(x, Tracked) and not isinstance(y, Tracked):
+            out = out and x.value == y.value
+        else:
+            return None
+    if out and (a.kind == "tuple") != (b.kind == "tuple"):
+        return None  # Python says unequal, but a list kpredict made may stand for a tuple
+    return bool(out)
+
+
 _CALLABLES = (ModRef, ClassRef, FuncRef)
 
 
@@ -1896,6 +1918,8 @@ class Interpreter(ObjectModel):
                         r = Py(_PYCMP[type(op)](left.value, right.value))
                 except Exception:  # noqa: BLE001
                     r = Opaque("cmp")
+            elif isinstance(op, (ast.Eq, ast.NotEq)) and (eq := _seq_equal(left, right)) is not None:
+                r = Py(eq == isinstance(op, ast.Eq))  # output_size == (1, 1) with output_size (6, 6): alexnet
             elif isinstance(op, (ast.Is, ast.IsNot)):
                 same = _identical(left, right)
                 r = Opaque("is") if same is None else Py(same == isinstance(op, ast.Is))
