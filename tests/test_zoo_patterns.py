@@ -199,6 +199,27 @@ class Net(nn.Module):
     def forward(self, x):
         return self.fc(torch.flatten(self.pool(x.view(2, 8, 1, 1)), 1))
 ''', 2),
+    # timm's config: an environment variable read at import is taken as not set (its default)
+    "environment_default": ('''
+import os
+
+if "KP_FUSED" in os.environ:
+    FUSED = int(os.environ["KP_FUSED"])
+else:
+    FUSED = int(os.environ.get("KP_OTHER", 1))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fused = FUSED > 0
+
+    def forward(self, x):
+        q = x.view(2, 1, 1, 8)
+        if self.fused:
+            return F.scaled_dot_product_attention(q, q, q)
+        return (q @ q.transpose(-1, -2)).softmax(-1) @ q
+''', 1),
     # swin's shifted windows
     "roll": ('''
 class Net(nn.Module):

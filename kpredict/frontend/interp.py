@@ -1597,6 +1597,10 @@ class Interpreter(ObjectModel):
                     return Py(getattr(re, dotted[3:])(*vals))  # timm's block strings: re.split(r'(\d.*)', op)
                 except (re.error, TypeError, ValueError):
                     return Opaque(dotted)
+        if dotted in ("os.environ.get", "os.getenv") and args and isinstance(args[0], Py) \
+                and isinstance(args[0].value, str):
+            self.env_unset(args[0].value)
+            return args[1] if len(args) > 1 else kwargs.get("default", Py(None))
         if dotted == "itertools.repeat" and len(args) == 2 and not kwargs:
             n = py(args[1], _MISSING)
             if isinstance(n, int) and 0 <= n <= self.settings.max_unroll:
@@ -1881,6 +1885,11 @@ class Interpreter(ObjectModel):
             return Py(not t) if t is not None else Opaque("not")
         return Opaque("unary")
 
+    def env_unset(self, name: str) -> None:
+        """An environment variable read by the code is taken as not set (its default), and said so:
+        timm picks F.scaled_dot_product_attention unless TIMM_FUSED_ATTN says otherwise."""
+        self.assume(f"environment variable {name}: taken as not set", force=True)
+
     def known_api(self, dotted: str) -> bool:
         """Whether kpredict knows `dotted` as a torch function, module or class (so torch has it)."""
         return bool(self.table.for_api(dotted) is not None or self.catalogue_function(dotted)
@@ -1925,6 +1934,10 @@ class Interpreter(ObjectModel):
                 r = Opaque("is") if same is None else Py(same == isinstance(op, ast.Is))
             elif isinstance(left, ModRef) and isinstance(right, ModRef) and isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
                 r = Py((left.dotted == right.dotted) == isinstance(op, (ast.Eq, ast.Is)))  # dtypes, devices
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, ModRef) and right.dotted == "os.environ" \
+                    and isinstance(left, Py) and isinstance(left.value, str):
+                self.env_unset(left.value)
+                r = Py(isinstance(op, ast.NotIn))
             elif isinstance(op, (ast.In, ast.NotIn)) and (mod := self.dir_of(comp, frame)) is not None \
                     and isinstance(left, Py) and isinstance(left.value, str) \
                     and self.known_api(f"{mod}.{left.value}"):
