@@ -29,6 +29,7 @@ from kpredict.lint.docs import rule_dict, rule_markdown
 from kpredict.lint.engine import Linter, assign_fingerprints
 from kpredict.lint.gitdiff import repo_root
 from kpredict.lint.model import Diagnostic, FileResult, LintRun
+from kpredict.lint.precision import on_by_default
 from kpredict.lint.registry import all_rules, by_code, get
 from kpredict.parallel import analyze_targets
 from kpredict.settings import Settings
@@ -322,11 +323,13 @@ def rules_command(fmt: str) -> None:
     """List every rule: code, name, default severity and what it reports."""
     if fmt == "json":
         click.echo(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
-                                "options": dict(r.options)} for r in all_rules()], indent=2))
+                                "options": dict(r.options), "on_by_default": on_by_default(r.code)}
+                               for r in all_rules()], indent=2))
         return
     width = max(len(r.name) for r in all_rules())
     for r in all_rules():
-        click.echo(f"{r.code}  {r.name:<{width}}  {r.severity:<7}  {r.summary}")
+        off = "" if on_by_default(r.code) else "  (off by default: `kpredict rule " + r.code + "`)"
+        click.echo(f"{r.code}  {r.name:<{width}}  {r.severity:<7}  {r.summary}{off}")
 
 
 # ------------------------------------------------------------------------------------ diff

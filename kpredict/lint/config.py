@@ -10,7 +10,7 @@ selector wins and an ignore beats a select of the same length; a layer with `sel
 a layer without it adjusts the one below.
 
     [tool.kpredict]
-    select = ["ALL"]
+    select = ["ALL"]                # default: the rules on by default (kpredict.lint.precision)
     ignore = ["KP601"]
     extend-select = []
     per-file-ignores = { "tests/*" = ["KP4"] }
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from kpredict import project
-from kpredict.lint.registry import by_code, codes, get
+from kpredict.lint.registry import by_code, codes, default_codes, get
 from kpredict.project import KEYS, ConfigError  # noqa: F401 - re-exported (every command catches ConfigError)
 from kpredict.settings import Settings
 
@@ -52,7 +52,7 @@ class LintConfig:
 
     @classmethod
     def default(cls, **overrides: Any) -> LintConfig:
-        return cls(enabled=frozenset(codes()), **overrides)
+        return cls(enabled=frozenset(default_codes()), **overrides)
 
     def rule_options(self, code: str) -> dict[str, Any]:
         rule = by_code()[code]
@@ -122,18 +122,19 @@ def load_table(path: str) -> dict[str, Any]:
 def resolve_for(path: str, cli: Overrides) -> Resolved:
     """The configuration that applies to `path` (a file or a directory)."""
     source = project.source_for(path, project.Options(config=cli.config, isolated=cli.isolated))
-    return _resolve(source, project.stamp(source), cli)
+    return _resolve(source, project.stamp(source), cli, default_codes())
 
 
 @lru_cache(maxsize=64)
-def _resolve(source: str | None, stamp: tuple[int, int] | None, cli: Overrides) -> Resolved:
+def _resolve(source: str | None, stamp: tuple[int, int] | None, cli: Overrides,
+             defaults: tuple[str, ...]) -> Resolved:
     table = project.read_table(source) if source else {}
     root = str(Path(source).resolve().parent) if source else os.getcwd()
     where = source or "command line"
     settings = project.merge(table, project.Options(target=cli.target, mode=cli.mode, dims=cli.dims,
                                                     all_files=cli.all_files))
 
-    layers = [Layer(select=("ALL",))]
+    layers = [Layer(select=defaults)]
     layers.append(Layer(select=_codes_list(table, "select", where, none_ok=True),
                         extend_select=_codes_list(table, "extend-select", where) or (),
                         ignore=_codes_list(table, "ignore", where) or ()))

@@ -6,7 +6,9 @@ from typing import Any
 
 from kpredict.lint.examples import run_example
 from kpredict.lint.model import SECTIONS, Rule, as_example, strip_marks  # noqa: F401 - SECTIONS re-exported
+from kpredict.lint.model import default_state
 from kpredict.lint.model import rule_markdown as model_rule_markdown
+from kpredict.lint.precision import on_by_default
 
 
 def rule_markdown(rule: type[Rule], with_findings: bool = True) -> str:
@@ -21,6 +23,7 @@ def rule_dict(rule: type[Rule]) -> dict[str, Any]:
         "code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary,
         "what_it_does": doc.get("What it does", ""), "why_it_costs": doc.get("Why it costs", ""),
         "fix": rule.fix, "options": dict(rule.options),
+        "on_by_default": on_by_default(rule.code), "default": default_state(rule),
         "examples": {"invalid": [strip_marks(as_example(e).source) for e in rule.INVALID],
                      "valid": [strip_marks(as_example(e).source) for e in rule.VALID]},
     }

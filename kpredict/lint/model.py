@@ -176,6 +176,7 @@ def rule_markdown(rule: type[Rule], findings: Callable[[Example], list[Diagnosti
     doc = rule.doc_sections()
     out = [f"# {rule.name} ({rule.code})", "",
            f"Default severity: {rule.severity}. {rule.summary}.", ""]
+    out += [default_state(rule), ""]
     for heading in SECTIONS[:2]:
         out += [f"## {heading}", doc.get(heading, ""), ""]
     if rule.INVALID:
@@ -200,6 +201,19 @@ def rule_markdown(rule: type[Rule], findings: Callable[[Example], list[Diagnosti
         out += ["", f"Set them in `[tool.kpredict.rules.{rule.code}]` or with "
                     f"`--rule-option {rule.code}.{next(iter(rule.options))}=VALUE`.", ""]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def default_state(rule: type[Rule]) -> str:
+    """Whether the rule is on by default and why, with its measured precision (kpredict.lint.precision)."""
+    from kpredict.lint.precision import THRESHOLD, measured, on_by_default
+
+    p = measured(rule.code)
+    if on_by_default(rule.code):
+        why = f" ({p.sentence()})" if p is not None and p.sampled else ""
+        return f"On by default{why}."
+    return (f"Off by default: {p.sentence()}, below the {THRESHOLD:.0%} a default rule must reach. "
+            f"Turn it on with `--extend-select {rule.code}` (or `extend-select = [\"{rule.code}\"]` in "
+            f"`[tool.kpredict]`; `--select ALL` turns on every rule).")
 
 
 def _baseline_text(baseline: dict[str, Any]) -> str:

@@ -44,3 +44,11 @@ def get(code_or_name: str) -> type[Rule] | None:
 
 def codes() -> list[str]:
     return [r.code for r in all_rules()]
+
+
+def default_codes() -> tuple[str, ...]:
+    """The rules on when nothing is selected: those whose measured precision on public model code
+    reaches 90% (kpredict.lint.precision); `--select ALL` or `--extend-select CODE` turn the others on."""
+    from kpredict.lint.precision import on_by_default
+
+    return tuple(c for c in codes() if on_by_default(c))
