@@ -58,14 +58,14 @@ def source_root(project: str, version: str | None = None) -> Path:
     return dest
 
 
-def run_check(files: list[Path], jobs: int = 2) -> list[dict]:
+def run_check(files: list[Path], jobs: int = 2, cwd: Path | None = None) -> list[dict]:
     """Every finding of every rule (`--select ALL`, no configuration file) on `files`, as json-lines
     records; files are named relative to their project root so paths match the labels."""
     if not files:
         return []
     cmd = [sys.executable, "-m", "kpredict", "check", "--isolated", "--select", "ALL", "--exit-zero",
            "--output-format", "json-lines", "-j", str(jobs), *map(str, files)]
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     if out.returncode not in (0, 1):
         raise RuntimeError(f"kpredict check exited {out.returncode}: {out.stderr.strip()[-2000:]}")
     return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
@@ -120,12 +120,8 @@ def measure(labels_path: Path = LABELS, jobs: int = 2) -> dict[str, Measure]:
     for project, version in projects:
         root = source_root(project, version)
         paths = sorted({e["path"] for e in data["finding"] if e["project"] == project})
-        cwd = os.getcwd()
-        os.chdir(root)  # paths as the labels name them, relative to the project root
-        try:
-            found = run_check([Path(p) for p in paths], jobs)
-        finally:
-            os.chdir(cwd)
+        # paths as the labels name them, relative to the project root
+        found = run_check([Path(p) for p in paths], jobs, cwd=root)
         for d in found:
             code, path, line = d["code"], d["filename"], d["location"]["row"]
             if not code:

@@ -5,7 +5,7 @@ costs the reviewer as much as a wrong one, and it is what makes people stop read
 re-run on every labelled file (the wheels are fetched with `pip download --no-deps` into the benchmark
 cache: tests/corpus_sources.py); a labelled finding no longer reported and a reported finding that
 was neither labelled nor seen when sampling are listed, never silently counted. The run takes a few
-minutes on 2 cores (233 files); a failed download is an error, not a skip.
+minutes (233 files: 7 min on 2 shared cores, once per run); a failed download is an error, not a skip.
 """
 
 from __future__ import annotations
