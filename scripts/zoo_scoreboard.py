@@ -1,0 +1,302 @@
+"""kpredict on public model zoos (torchvision, timm): predictions against the CPU oracle and cudagen.
+
+    PYTHONPATH=/work/zoo-site python scripts/zoo_scoreboard.py --site /work/zoo-site --measure
+    python scripts/zoo_scoreboard.py --site /work/zoo-site            # predict again, measured figures from the store
+    python scripts/zoo_scoreboard.py --site /work/zoo-site --cuda     # also cudagen's H100 compiled counts
+
+--site is a folder holding the installed `torchvision` and `timm` packages (pip install --target ...
+--no-deps timm==1.0.31 torchvision==0.28.0, with numpy, pillow, pyyaml, huggingface_hub, safetensors).
+For each model of the fixed list below, a short script that builds it through its public builder
+(`torchvision.models.resnet.resnet18(num_classes=10)`, timm's entrypoint function) with an example
+input given in a `# kpredict: example` comment is written next to the packages, so kpredict reads
+their source as part of the analyzed tree (the static path never imports them). Then:
+
+- predicted: kpredict's static report of the script's `run`, --target cpu (and --target cuda with --cuda);
+- measured: `kpredict verify --device cpu --format json` in a child process (torch's profiler and
+  torch.compile on cpu), and with --cuda, ../shared/tools/cudagen (Inductor's own CUDA code generation
+  on fake H100 tensors) for the compiled launches on cuda.
+
+Measuring takes minutes per model (torch.compile on cpu), so measured figures are stored in the
+results file keyed by model, torch version and device, with a hash of the script measured, and are
+only measured again when the script changes or with --remeasure; predictions are always made afresh.
+Prints one row per model and the % exact per zoo; writes the whole to --out (JSON). Nothing here is
+a test. torchvision's compiled extension does not load against a CPU torch build without its
+operators, so each script first puts an empty module at sys.modules['torchvision._meta_registrations'].
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+CUDAGEN = ROOT.parent / "shared" / "tools" / "cudagen" / "cudagen.py"
+DEFAULT_OUT = ROOT / "benchmarks" / "zoo_scoreboard.json"
+
+
+@dataclass(frozen=True)
+class Model:
+    """One zoo model: where its builder lives, the keywords it is built with, its example input."""
+    zoo: str
+    name: str
+    module: str
+    builder: str
+    kwargs: str = "num_classes=10"
+    example: str = "x=randn(1, 3, 64, 64)"
+
+
+TV = "torchvision.models."
+# timm's builders take in_chans (and num_classes, img_size) from the pretrained config registry filled by
+# @register_model at import, which kpredict does not follow: without in_chans=3 the kernels are the same
+# and the bytes are unknown (the stem's weight shape). So it is given, at its default value.
+TIMM = "num_classes=10, in_chans=3"
+# torchvision's classification models (small input, 10 classes), and a sample of timm's families.
+MODELS: list[Model] = [
+    Model("torchvision", "alexnet", TV + "alexnet", "alexnet"),
+    Model("torchvision", "resnet18", TV + "resnet", "resnet18"),
+    Model("torchvision", "resnet50", TV + "resnet", "resnet50"),
+    Model("torchvision", "squeezenet1_1", TV + "squeezenet", "squeezenet1_1"),
+    Model("torchvision", "densenet121", TV + "densenet", "densenet121"),
+    Model("torchvision", "mobilenet_v2", TV + "mobilenetv2", "mobilenet_v2"),
+    Model("torchvision", "mobilenet_v3_small", TV + "mobilenetv3", "mobilenet_v3_small"),
+    Model("torchvision", "shufflenet_v2_x0_5", TV + "shufflenetv2", "shufflenet_v2_x0_5"),
+    Model("torchvision", "mnasnet0_5", TV + "mnasnet", "mnasnet0_5"),
+    Model("torchvision", "efficientnet_b0", TV + "efficientnet", "efficientnet_b0"),
+    Model("torchvision", "regnet_y_400mf", TV + "regnet", "regnet_y_400mf"),
+    Model("torchvision", "convnext_tiny", TV + "convnext", "convnext_tiny"),
+    Model("torchvision", "vit_b_16", TV + "vision_transformer", "vit_b_16", "num_classes=10, image_size=64"),
+    Model("torchvision", "swin_t", TV + "swin_transformer", "swin_t"),
+    Model("torchvision", "googlenet", TV + "googlenet", "googlenet",
+          "num_classes=10, aux_logits=False, init_weights=False"),
+    Model("timm", "resnet18", "timm.models.resnet", "resnet18", TIMM),
+    Model("timm", "resnet50d", "timm.models.resnet", "resnet50d", TIMM),
+    Model("timm", "vit_tiny_patch16_224", "timm.models.vision_transformer", "vit_tiny_patch16_224",
+          "num_classes=10, img_size=64"),
+    Model("timm", "deit_tiny_patch16_224", "timm.models.deit", "deit_tiny_patch16_224",
+          "num_classes=10, img_size=64"),
+    Model("timm", "convnext_atto", "timm.models.convnext", "convnext_atto", TIMM),
+    Model("timm", "efficientnet_b0", "timm.models.efficientnet", "efficientnet_b0", TIMM),
+    Model("timm", "mobilenetv3_small_050", "timm.models.mobilenetv3", "mobilenetv3_small_050", TIMM),
+    Model("timm", "mobilenetv2_050", "timm.models.efficientnet", "mobilenetv2_050", TIMM),
+    Model("timm", "swin_tiny_patch4_window7_224", "timm.models.swin_transformer", "swin_tiny_patch4_window7_224",
+          "num_classes=10, img_size=64, window_size=2"),
+    Model("timm", "regnetx_002", "timm.models.regnet", "regnetx_002", TIMM),
+    Model("timm", "mixer_s16_224", "timm.models.mlp_mixer", "mixer_s16_224", TIMM + ", img_size=64"),
+    Model("timm", "ghostnet_050", "timm.models.ghostnet", "ghostnet_050", TIMM),
+]
+
+SCRIPT = '''import sys
+import types
+
+# torchvision's compiled operators do not load against a CPU torch build without them
+sys.modules.setdefault("torchvision._meta_registrations", types.ModuleType("torchvision._meta_registrations"))
+import torch  # noqa: E402,F401
+from {module} import {builder}  # noqa: E402
+
+MODEL = {builder}({kwargs}).eval()
+
+
+# kpredict: example {example}
+def run(x):
+    return MODEL(x)
+'''
+
+
+@dataclass
+class Figures:
+    """Eager kernels and bytes, compiled kernels (and graphs) of one call; None where not known."""
+    eager: int | None = None
+    eager_bytes: int | None = None
+    compiled: int | None = None
+    graphs: int | None = None
+    lower_bound: bool = False
+    causes: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def script_text(m: Model) -> str:
+    return SCRIPT.format(module=m.module, builder=m.builder, kwargs=m.kwargs, example=m.example)
+
+
+def predict(path: Path, target: str) -> Figures:
+    """kpredict's static figures for the script's `run` (no torch, nothing imported)."""
+    from kpredict.api import analyze_file
+    from kpredict.settings import Settings
+
+    rep = analyze_file(path, Settings(target=target), only="run")
+    if rep.error or not rep.functions:
+        return Figures(error=str(rep.error or "no function"))
+    f = rep.functions[0]
+    causes = sorted({u.name for u in f.lower_bound_causes})
+    return Figures(f.eager.kernels, f.eager.bytes, f.compiled.kernels, f.compiled.graphs, f.lower_bound, causes[:8])
+
+
+def _env(site: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+
+
+def measure_cpu(path: Path, site: Path, timeout: int) -> Figures:
+    """The CPU oracle: kpredict verify --device cpu in a child (the profiler, then torch.compile)."""
+    try:
+        res = subprocess.run([sys.executable, "-m", "kpredict", "verify", "--device", "cpu", "--format", "json",
+                              "--timeout", str(timeout), f"{path.name}::run"], cwd=path.parent, env=_env(site),
+                             capture_output=True, text=True, timeout=timeout + 60)
+    except subprocess.TimeoutExpired:
+        return Figures(error="timeout")
+    try:
+        fn = json.loads(res.stdout)["functions"][0]
+        m = fn["measured"]
+        e, c = m["eager"], m["compiled"]
+        ek = e["kernels"] - int(e.get("library_extra") or 0)
+        ck = c["kernels"] - int(c.get("library_extra") or 0) if c else None
+        return Figures(ek, e["bytes"], ck, c.get("graphs") if c else None, error=fn.get("error"))
+    except (json.JSONDecodeError, KeyError, IndexError, TypeError):
+        return Figures(error=(res.stderr or res.stdout).strip().splitlines()[-1][:300] if (res.stderr or res.stdout)
+                       else f"exit {res.returncode}")
+
+
+def measure_cuda(path: Path, m: Model, site: Path, timeout: int) -> Figures:
+    """cudagen: Inductor's CUDA code generation on fake H100 tensors, the compiled launches of `run`."""
+    inputs = " ".join(f"{k}=torch.{v}" for k, v in (item.split("=", 1) for item in m.example.split(" ")))
+    env = _env(site)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [env["PYTHONPATH"], os.environ.get("CUDAGEN_PYLIB", "")] if p)
+    try:
+        res = subprocess.run([sys.executable, str(CUDAGEN), f"{path.name}::run", "--inputs", inputs],
+                             cwd=path.parent, env=env, capture_output=True, text=True, timeout=timeout)
+        d = json.loads(res.stdout)
+    except subprocess.TimeoutExpired:
+        return Figures(error="timeout")
+    except json.JSONDecodeError:
+        return Figures(error=(res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[-1][:300])
+    return Figures(compiled=d["kernels"], graphs=d["graphs"], error="; ".join(d.get("errors") or []) or None)
+
+
+def _exact(p: int | None, m: int | None) -> bool | None:
+    return None if m is None else p == m
+
+
+def _torch_version() -> str:
+    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+def markdown(store: dict[str, Any]) -> str:
+    """The scoreboard as a markdown table: predicted / measured per figure, a mark where they differ."""
+    def cell(p: object, m: object, lb: bool = False) -> str:
+        if m is None:
+            return f"{'>= ' if lb else ''}{p} / -"
+        mark = "" if p == m else " **x**"
+        return f"{'>= ' if lb else ''}{p} / {m}{mark}"
+
+    out = [f"torch {store.get('torch')}, target cpu: kpredict's static prediction / the CPU oracle's measurement "
+           "(`kpredict verify --device cpu`); **x** marks a miss, `-` a model not measured.", "",
+           "| zoo | model | built as | eager kernels | eager bytes | compiled kernels | not understood |",
+           "|---|---|---|---|---|---|---|"]
+    for key, r in store["rows"].items():
+        p, m = r["predicted_cpu"], r["measured_cpu"] or {}
+        ok = m and not m.get("error")
+        out.append(f"| {r['zoo']} | {r['model']} | `{r['builder'].split('.')[-1]}` | "
+                   f"{cell(p['eager'], m.get('eager') if ok else None, p['lower_bound'])} | "
+                   f"{cell(p['eager_bytes'], m.get('eager_bytes') if ok else None, p['lower_bound'])} | "
+                   f"{cell(p['compiled'], m.get('compiled') if ok else None, p['lower_bound'])} | "
+                   f"{', '.join(p['causes']) or ''} |")
+    out += ["", "| zoo | models | measured | eager exact | bytes exact | compiled exact |", "|---|---|---|---|---|---|"]
+    for zoo, sm in store["summary"].items():
+        out.append(f"| {zoo} | {sm['models']} | {(sm['eager_exact'] or '0/0').split('/')[1]} | "
+                   f"{sm['eager_exact'] or '-'} | {sm['bytes_exact'] or '-'} | {sm['compiled_exact'] or '-'} |")
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--site", required=True, type=Path, help="folder holding the torchvision and timm packages")
+    ap.add_argument("--models", help="comma list of zoo/name, measured in that order (default: all "
+                    + str(len(MODELS)) + ")")
+    ap.add_argument("--measure", action="store_true", help="measure what the store lacks (CPU oracle)")
+    ap.add_argument("--remeasure", action="store_true", help="measure again even what the store has")
+    ap.add_argument("--cuda", action="store_true", help="also predict --target cuda and measure with cudagen")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per measurement")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--markdown", type=Path, help="also write the table as markdown here (docs/zoo-scoreboard.md)")
+    args = ap.parse_args()
+    t0 = time.time()
+    store: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
+    measured_store: dict[str, Any] = store.setdefault("measured", {})
+    tv = _torch_version()
+    by_key = {f"{m.zoo}/{m.name}": m for m in MODELS}
+    chosen = [by_key[k] for k in args.models.split(",")] if args.models else MODELS  # in the order asked
+    rows: dict[str, Any] = {}
+    print(f"{'model':<40} {'eager p/m':>12} {'bytes':>6} {'compiled p/m':>13} {'cuda p/m':>10}  notes")
+    for m in chosen:
+        key = f"{m.zoo}/{m.name}"
+        text = script_text(m)
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        path = args.site / f"_kp_zoo_{m.zoo}_{m.name}_{os.getpid()}.py"  # two runs never share a script
+        path.write_text(text)
+        try:
+            pc = predict(path, "cpu")
+            pg = predict(path, "cuda") if args.cuda else None
+            for dev, fn in (("cpu", lambda: measure_cpu(path, args.site, args.timeout)),
+                            ("cuda-sim", lambda: measure_cuda(path, m, args.site, args.timeout))):
+                if dev == "cuda-sim" and not args.cuda:
+                    continue
+                mkey = f"{key}|{tv}|{dev}"
+                old = measured_store.get(mkey)
+                if (args.measure or args.remeasure) and (args.remeasure or not old or old.get("script") != digest):
+                    t1 = time.time()
+                    fig = fn()
+                    measured_store[mkey] = {"script": digest, "seconds": round(time.time() - t1, 1), **asdict(fig)}
+                    args.out.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n")
+        finally:
+            path.unlink()
+        mc = measured_store.get(f"{key}|{tv}|cpu") or {}
+        mg = measured_store.get(f"{key}|{tv}|cuda-sim") or {}
+        row = {
+            "zoo": m.zoo, "model": m.name, "builder": f"{m.module}.{m.builder}({m.kwargs})", "example": m.example,
+            "predicted_cpu": asdict(pc), "predicted_cuda": asdict(pg) if pg else None,
+            "measured_cpu": mc or None, "measured_cuda_sim": mg or None,
+            "eager_exact": _exact(pc.eager, mc.get("eager")) if mc and not mc.get("error") else None,
+            "bytes_exact": _exact(pc.eager_bytes, mc.get("eager_bytes")) if mc and not mc.get("error") else None,
+            "compiled_exact": _exact(pc.compiled, mc.get("compiled")) if mc and not mc.get("error") else None,
+            "cuda_compiled_exact": (_exact(pg.compiled, mg.get("compiled"))
+                                    if pg and mg and not mg.get("error") else None),
+        }
+        rows[key] = row
+        note = "lower bound: " + "; ".join(pc.causes[:2]) if pc.lower_bound else (pc.error or mc.get("error") or "")
+        cuda = f"{pg.compiled if pg else '-'}/{mg.get('compiled', '-')}" if args.cuda else "-"
+        eager = f"{pc.eager}/{mc.get('eager', '-')}"
+        comp = f"{pc.compiled}/{mc.get('compiled', '-')}"
+        b = {True: "=", False: "x", None: "-"}[row["bytes_exact"]]
+        print(f"{key:<40} {eager:>12} {b:>6} {comp:>13} {cuda:>10}  {note[:120]}", flush=True)
+    summary: dict[str, Any] = {}
+    for zoo in sorted({r["zoo"] for r in rows.values()}):
+        zr = [r for r in rows.values() if r["zoo"] == zoo]
+        s: dict[str, Any] = {"models": len(zr)}
+        for k in ("eager_exact", "bytes_exact", "compiled_exact", "cuda_compiled_exact"):
+            judged = [r[k] for r in zr if r[k] is not None]
+            s[k] = f"{sum(judged)}/{len(judged)}" if judged else None
+            if judged:
+                print(f"{zoo:<12} {k:<20} {sum(judged)}/{len(judged)} = {100 * sum(judged) / len(judged):.0f}%")
+        summary[zoo] = s
+    store.update({"torch": tv, "rows": rows, "summary": summary,
+                  "seconds": round(time.time() - t0, 1)})
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n")
+    if args.markdown:
+        args.markdown.write_text(markdown(store))
+    print(f"{len(rows)} models in {time.time() - t0:.0f} s; written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
