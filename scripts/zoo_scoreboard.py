@@ -166,7 +166,8 @@ def measure_cpu(path: Path, site: Path, timeout: int) -> Figures:
 
 def measure_cuda(path: Path, m: Model, site: Path, timeout: int) -> Figures:
     """cudagen: Inductor's CUDA code generation on fake H100 tensors, the compiled launches of `run`."""
-    inputs = " ".join(f"{k}=torch.{v}" for k, v in (item.split("=", 1) for item in m.example.split(" ")))
+    name, _, expr = m.example.partition("=")  # one input per model here
+    inputs = f"{name}=torch.{expr}"
     env = _env(site)
     env["PYTHONPATH"] = os.pathsep.join(p for p in [env["PYTHONPATH"], os.environ.get("CUDAGEN_PYLIB", "")] if p)
     try:
@@ -278,6 +279,9 @@ def main() -> int:
         comp = f"{pc.compiled}/{mc.get('compiled', '-')}"
         b = {True: "=", False: "x", None: "-"}[row["bytes_exact"]]
         print(f"{key:<40} {eager:>12} {b:>6} {comp:>13} {cuda:>10}  {note[:120]}", flush=True)
+    # a run over some models keeps the other rows (re-scored by the next run over all of them)
+    rows = {**{k: v for k, v in (store.get("rows") or {}).items() if k in {f"{m.zoo}/{m.name}" for m in MODELS}},
+            **rows}
     summary: dict[str, Any] = {}
     for zoo in sorted({r["zoo"] for r in rows.values()}):
         zr = [r for r in rows.values() if r["zoo"] == zoo]
