@@ -53,8 +53,11 @@ LAYERS: dict[str, int] = {
     "kpredict.reads": 0,
     "kpredict.deep": 0,
     "kpredict.lint.model": 0,
-    # 1. op facts: the op table read from rules/*.toml.
+    # 1. facts: the op table read from rules/*.toml, and the lint rules' precision table.
     "kpredict.opfacts": 1,
+    # the lint rules' measured precision (rules/lint_precision.toml), which decides the default
+    # selection: a table of rules/ as the op facts are, read by the linter and the SARIF renderer.
+    "kpredict.lint.precision": 1,
     # 2. project settings and inputs: pyproject settings (dims, examples and init among them), and
     #    example inputs and the `# kpredict:` comments above a def that hold them (kpredict.examples).
     "kpredict.project": 2,

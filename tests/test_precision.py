@@ -53,10 +53,8 @@ def test_readme_shows_the_stored_table():
 
 
 def test_off_rules_say_why():
-    from kpredict.lint.model import default_state
-
     for rule in all_rules():
-        state = default_state(rule)
+        state = precision.default_state(rule.code)
         if precision.on_by_default(rule.code):
             assert state.startswith("On by default"), state
         else:

@@ -29,7 +29,7 @@ from kpredict.lint.docs import rule_dict, rule_markdown
 from kpredict.lint.engine import Linter, assign_fingerprints
 from kpredict.lint.gitdiff import repo_root
 from kpredict.lint.model import Diagnostic, FileResult, LintRun
-from kpredict.lint.precision import on_by_default
+from kpredict.lint.precision import default_state, on_by_default
 from kpredict.lint.registry import all_rules, by_code, get
 from kpredict.parallel import analyze_targets
 from kpredict.settings import Settings
@@ -226,7 +226,9 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
         _fail(str(e))
         return
     enabled = set(first[1].lint.enabled).union(*(res.lint.enabled for _, _, res, _ in items))
-    lint_run = LintRun(files=files, rules=[r for r in all_rules() if r.code in enabled], root=root, target=target_name)
+    rules = [r for r in all_rules() if r.code in enabled]
+    lint_run = LintRun(files=files, rules=rules, root=root, target=target_name,
+                       defaults={r.code: default_state(r.code) for r in rules})
     text = statistics(lint_run, fmt) if show_stats else render(fmt, lint_run)
     _report_errors(files)
     if output_file:

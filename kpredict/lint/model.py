@@ -142,6 +142,7 @@ class LintRun:
     rules: list[type[Rule]]  # the rules that were enabled (SARIF lists them)
     root: str  # repository root (absolute)
     target: str = "cuda"
+    defaults: dict[str, str] = field(default_factory=dict)  # code -> on by default or not, and why (SARIF help)
 
     def diagnostics(self) -> Iterator[tuple[FileResult, Diagnostic]]:
         for f in self.files:
@@ -169,14 +170,17 @@ def strip_marks(source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def rule_markdown(rule: type[Rule], findings: Callable[[Example], list[Diagnostic]] | None = None) -> str:
+def rule_markdown(rule: type[Rule], findings: Callable[[Example], list[Diagnostic]] | None = None,
+                  default: str = "") -> str:
     """Markdown: What it does / Why it costs from the docstring, Example / Use instead from the
     first INVALID and VALID examples (with what kpredict reports for the example, when `findings` runs
-    it: kpredict.lint.docs), then options."""
+    it: kpredict.lint.docs), then options. `default` says whether the rule is on by default and why
+    (kpredict.lint.precision.default_state: a measured table, which these core types do not read)."""
     doc = rule.doc_sections()
     out = [f"# {rule.name} ({rule.code})", "",
            f"Default severity: {rule.severity}. {rule.summary}.", ""]
-    out += [default_state(rule), ""]
+    if default:
+        out += [default, ""]
     for heading in SECTIONS[:2]:
         out += [f"## {heading}", doc.get(heading, ""), ""]
     if rule.INVALID:
@@ -201,19 +205,6 @@ def rule_markdown(rule: type[Rule], findings: Callable[[Example], list[Diagnosti
         out += ["", f"Set them in `[tool.kpredict.rules.{rule.code}]` or with "
                     f"`--rule-option {rule.code}.{next(iter(rule.options))}=VALUE`.", ""]
     return "\n".join(out).rstrip("\n") + "\n"
-
-
-def default_state(rule: type[Rule]) -> str:
-    """Whether the rule is on by default and why, with its measured precision (kpredict.lint.precision)."""
-    from kpredict.lint.precision import THRESHOLD, measured, on_by_default
-
-    p = measured(rule.code)
-    if on_by_default(rule.code):
-        why = f" ({p.sentence()})" if p is not None and p.sampled else ""
-        return f"On by default{why}."
-    return (f"Off by default: {p.sentence()}, below the {THRESHOLD:.0%} a default rule must reach. "
-            f"Turn it on with `--extend-select {rule.code}` (or `extend-select = [\"{rule.code}\"]` in "
-            f"`[tool.kpredict]`; `--select ALL` turns on every rule).")
 
 
 def _baseline_text(baseline: dict[str, Any]) -> str:

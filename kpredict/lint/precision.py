@@ -55,3 +55,14 @@ def measured(code: str) -> Precision | None:
 def on_by_default(code: str) -> bool:
     p = measured(code)
     return p is None or p.sampled == 0 or p.value >= THRESHOLD
+
+
+def default_state(code: str) -> str:
+    """Whether the rule is on by default and why, with its measured precision (`kpredict rule`, SARIF help)."""
+    p = measured(code)
+    if on_by_default(code):
+        why = f" ({p.sentence()})" if p is not None and p.sampled else ""
+        return f"On by default{why}."
+    return (f"Off by default: {p.sentence()}, below the {THRESHOLD:.0%} a default rule must reach. "
+            f"Turn it on with `--extend-select {code}` (or `extend-select = [\"{code}\"]` in "
+            f"`[tool.kpredict]`; `--select ALL` turns on every rule).")

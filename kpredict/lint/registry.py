@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from kpredict.lint.model import Rule
+from kpredict.lint.precision import on_by_default
 from kpredict.lint.rules.kp101_unfused_chain import UnfusedElementwiseChain
 from kpredict.lint.rules.kp201_graph_break import GraphBreak
 from kpredict.lint.rules.kp301_loop_over_tensor import PythonLoopOverTensor
@@ -49,6 +50,4 @@ def codes() -> list[str]:
 def default_codes() -> tuple[str, ...]:
     """The rules on when nothing is selected: those whose measured precision on public model code
     reaches 90% (kpredict.lint.precision); `--select ALL` or `--extend-select CODE` turn the others on."""
-    from kpredict.lint.precision import on_by_default
-
     return tuple(c for c in codes() if on_by_default(c))

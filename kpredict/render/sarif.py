@@ -27,9 +27,9 @@ PROBLEM = {"error": "error", "warning": "warning", "info": "recommendation"}
 BASE = "%SRCROOT%"
 
 
-def rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
+def rule_descriptor(rule: type[Rule], default: str = "") -> dict[str, Any]:
     doc = rule.doc_sections()
-    md = rule_markdown(rule)  # without the examples' findings: the renderer runs no analysis
+    md = rule_markdown(rule, None, default)  # without the examples' findings: the renderer runs no analysis
     return {
         "id": rule.code,
         "name": rule.name,
@@ -78,7 +78,7 @@ def render(run: LintRun) -> str:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "kpredict", "semanticVersion": __version__,
-                                "rules": [rule_descriptor(r) for r in rules]}},
+                                "rules": [rule_descriptor(r, run.defaults.get(r.code, "")) for r in rules]}},
             "invocations": [{"executionSuccessful": not notes, "toolExecutionNotifications": notes}],
             "originalUriBaseIds": {BASE: {"uri": root_uri(run.root)}},
             "columnKind": "unicodeCodePoints",
