@@ -12,6 +12,7 @@ from kpredict.settings import Settings
 
 HEAD = '''import collections.abc
 import copy
+import dataclasses
 import functools
 import math
 import re
@@ -220,6 +221,72 @@ class Net(nn.Module):
             return F.scaled_dot_product_attention(q, q, q)
         return (q @ q.transpose(-1, -2)).softmax(-1) @ q
 ''', 1),
+    # timm's pretrained config: dataclasses.replace of the defaults, then asdict, read with .get
+    "dataclass_replace_asdict": ('''
+@dataclass
+class _Cfg:
+    norm: bool = False
+    width: int = 4
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        d = dataclasses.asdict(dataclasses.replace(_Cfg(), norm=True, width=8))
+        self.fc = nn.Linear(8, d["width"])
+        self.norm = nn.LayerNorm(8) if d.get("norm", False) else nn.Identity()
+
+    def forward(self, x):
+        return self.norm(self.fc(x))
+''', 2),
+    # timm's efficientnet: each decoded block dict repeated as copy.deepcopy, then read
+    "deepcopy_of_plain_data": ('''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        spec = {"kind": "lin", "act": nn.ReLU, "sizes": [8, 8]}
+        blocks = [copy.deepcopy(spec) for _ in range(2)]
+        blocks[0]["act"] = None
+        self.blocks = nn.Sequential(*[nn.Sequential(nn.Linear(*b["sizes"]), b["act"]() if b["act"] else nn.Identity())
+                                      if b["kind"] == "lin" else nn.Identity() for b in blocks])
+        assert spec["act"] is nn.ReLU
+
+    def forward(self, x):
+        return self.blocks(x)
+''', 3),
+    # timm's efficientnet blocks: `se_layer(...) if se_layer else nn.Identity()` with a partial, and
+    # get_norm_act_layer: `if norm_layer is None`, then the partial unbound (.func, .keywords) and rebound
+    "partial_truth_and_unbinding": ('''
+def norm_act(layer, act):
+    if layer is None:
+        return None
+    kw = {}
+    if isinstance(layer, functools.partial):
+        kw.update(layer.keywords)
+        layer = layer.func
+    kw.setdefault("act", act)
+    return functools.partial(layer, **kw)
+
+
+class NormAct(nn.Module):
+    def __init__(self, n, eps=1e-5, act=None):
+        super().__init__()
+        self.norm = nn.LayerNorm(n, eps=eps)
+        self.act = act() if act is not None else nn.Identity()
+
+    def forward(self, x):
+        return self.act(self.norm(x))
+
+
+class Net(nn.Module):
+    def __init__(self, se_layer=functools.partial(nn.Linear, bias=False)):
+        super().__init__()
+        self.se = se_layer(8, 8) if se_layer else nn.Identity()
+        self.bn = norm_act(functools.partial(NormAct, eps=1e-3), nn.SiLU)(8)
+
+    def forward(self, x):
+        return self.bn(self.se(x))
+''', 3),
     # swin's shifted windows
     "roll": ('''
 class Net(nn.Module):
@@ -239,3 +306,44 @@ def test_zoo_pattern_is_followed(name: str) -> None:
     assert f.eager.kernels == kernels, (f.eager.kernels, [o.op for o in f.ops])
     assert f.eager.bytes is not None
     assert "mean" not in [o.op for o in f.ops] or name != "tuple_equality"
+
+
+def test_registering_decorator_is_said() -> None:
+    """A builder whose decorator fills a module-level table at import (timm's @register_model and its
+    pretrained configs) is followed without the decorator: the table reads as empty, and that is listed
+    with the figures of the function that uses the model built at module level."""
+    src = HEAD + '''
+_REGISTRY = {}
+
+
+def register(fn):
+    _REGISTRY[fn.__name__] = {"norm": True}
+    return fn
+
+
+class Net(nn.Module):
+    def __init__(self, norm=False):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm(8) if norm else nn.Identity()
+
+    def forward(self, x):
+        return self.norm(self.fc(x))
+
+
+@register
+def net():
+    return Net(**_REGISTRY.get("net", {}))
+
+
+MODEL = net().eval()
+
+
+# kpredict: example x=randn(2, 8)
+def run(x):
+    return MODEL(x)
+'''
+    r = analyze_source(src, "m.py", Settings(target="cpu"), only="run")
+    f = r.functions[0]
+    assert f.eager.kernels == 1
+    assert any("@register not applied" in a and "_REGISTRY" in a for a in f.assumptions), f.assumptions

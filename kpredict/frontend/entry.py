@@ -358,7 +358,22 @@ def build_graphs(module: ModuleInfo, table: OpTable, settings: Settings, only: s
             finally:
                 shared.mode = "eager"
             fg = merge_modes(fg, traced)
+        fg.assumptions[:0] = [a for a in _built_at_module_level(module, fdef, mod_fg) if a not in fg.assumptions]
         yield fg
+
+
+def _built_at_module_level(module: ModuleInfo, fdef: ast.FunctionDef | ast.AsyncFunctionDef,
+                           mod_fg: FunctionGraph) -> list[str]:
+    """What module-level code assumed, when the function reads a name that code assigns (`MODEL =
+    build(...)` at the top of a script, then `def run(x): return MODEL(x)`): the object it uses rests
+    on those assumptions as much as if the function had built it."""
+    if not mod_fg.assumptions:
+        return []
+    assigned = {t.id for stmt in module.tree.body if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                for t in ast.walk(stmt) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in assigned for n in ast.walk(fdef)):
+        return list(mod_fg.assumptions)
+    return []
 
 
 def _run_entry(module: ModuleInfo, table: OpTable, settings: Settings, shared: Shared, env: dict,

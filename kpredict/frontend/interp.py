@@ -217,7 +217,8 @@ def _tensors_in(v: object) -> list[TensorRef]:
     return []
 
 
-_OBJECTS = (TensorRef, Instance, Seq, Dict, FuncRef, ClassRef, ModRef, Sym, SymObj, BoundBuiltin, FileMod, MethodRef)
+_OBJECTS = (TensorRef, Instance, Seq, Dict, FuncRef, ClassRef, ModRef, Sym, SymObj, BoundBuiltin, FileMod, MethodRef,
+            Partial, Closure)
 
 
 def _none_test(a: object, b: object) -> bool | None:
@@ -352,6 +353,24 @@ def _free_names(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
         if isinstance(n, ast.Name):
             (loads if isinstance(n.ctx, ast.Load) else bound).add(n.id)
     return loads - bound
+
+
+def _tables_filled(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """Names a function writes items into without binding them itself (`_registry[name] = fn`,
+    `_models.add(name)`): module-level tables it fills, as a registering decorator does at import."""
+    bound = {p.arg for p in [*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs]}
+    bound |= {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    out: list[str] = []
+    for n in ast.walk(fdef):
+        t = None
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+            t = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr in ("add", "append", "update", "setdefault", "extend"):
+            t = n.func.value
+        if isinstance(t, ast.Name) and t.id not in bound and t.id not in out:
+            out.append(t.id)
+    return out
 
 
 def _used_as_int(fdef: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
@@ -987,6 +1006,55 @@ class Interpreter(ObjectModel):
             c.named = dict(o.named)
         return c
 
+    def deep_copy(self, v: object, memo: dict[int, object]) -> object:
+        """`copy.deepcopy(x)` of plain data: dicts, lists, numbers, strings, classes, functions and
+        objects holding them (timm's efficientnet repeats each decoded block dict as a deep copy).
+        A tensor or a module inside is a copy kpredict does not model: unknown."""
+        if id(v) in memo:
+            return memo[id(v)]
+        out: object
+        if isinstance(v, Py):
+            try:
+                out = Py(_copy.deepcopy(v.value))
+            except Exception:  # noqa: BLE001
+                return Unknown("copy.deepcopy")
+        elif isinstance(v, (FuncRef, ClassRef, ModRef, Partial)):
+            out = v  # functions and classes are not copied, as Python does
+        elif isinstance(v, Seq):
+            memo[id(v)] = out = Seq([], v.kind)
+            out.items = [self.deep_copy(x, memo) for x in v.items]
+        elif isinstance(v, Dict):
+            memo[id(v)] = out = Dict({})
+            out.items = {k: self.deep_copy(x, memo) for k, x in v.items.items()}
+        elif isinstance(v, Instance) and not self.is_module(v) and v.children is None and v.named is None:
+            memo[id(v)] = out = self.shallow_copy(v)
+            out.attrs = {k: self.deep_copy(x, memo) for k, x in v.attrs.items()}
+        else:
+            return Unknown("copy.deepcopy")
+        held = out.items if isinstance(out, Seq) else out.items.values() if isinstance(out, Dict) \
+            else out.attrs.values() if isinstance(out, Instance) else ()
+        if any(isinstance(x, Unknown) and x.what == "copy.deepcopy" for x in held):
+            return Unknown("copy.deepcopy")  # something inside could not be copied
+        memo[id(v)] = out
+        return out
+
+    def dataclass_call(self, name: str, o: Instance, kwargs: dict[str, object], node: ast.AST) -> object:
+        """`dataclasses.replace(cfg, **changes)`, a new instance built from the fields (its
+        `__post_init__` runs again), and `dataclasses.asdict(cfg)`, the fields as a dict (nested
+        dataclasses too): timm resolves its pretrained configs through both."""
+        c = ClassRef(o.cls, o.mod)
+        fields = [f for f, _ in self.dataclass_fields(c)]
+        if name == "replace":
+            return self.construct(c, [], {**{f: o.attrs[f] for f in fields if f in o.attrs}, **kwargs}, node)
+        if kwargs or any(f not in o.attrs for f in fields):
+            return Unknown("dataclasses.asdict")
+
+        def plain(v: object) -> object:
+            if isinstance(v, Instance) and self.is_dataclass(ClassRef(v.cls, v.mod)):
+                return self.dataclass_call("asdict", v, {}, node)
+            return v
+        return Dict({f: plain(o.attrs[f]) for f in fields})
+
     def fstring(self, e: ast.JoinedStr, frame: Frame) -> object:
         """An f-string whose parts are all known plain values is that string (`f"layer_{i}"` as a
         module's name in an OrderedDict, vision_transformer's encoder layers); otherwise an opaque str."""
@@ -1087,8 +1155,8 @@ class Interpreter(ObjectModel):
             return bool(v.children)
         if isinstance(v, Dict):
             return bool(v.items)
-        if isinstance(v, (Instance, FuncRef, ClassRef, ModRef, CompiledRef, FileMod, SymObj)):
-            return True
+        if isinstance(v, (Instance, FuncRef, ClassRef, ModRef, CompiledRef, FileMod, SymObj, Partial, Closure)):
+            return True  # functions, classes and partials are true (timm's `se_layer(...) if se_layer else ...`)
         return None
 
     # ------------------------------------------------------------------ expressions
@@ -1284,6 +1352,9 @@ class Interpreter(ObjectModel):
             return self.class_attr(obj, attr, node)
         if isinstance(obj, SymObj):
             return self.sym(attr)
+        if isinstance(obj, Partial) and attr in ("func", "args", "keywords"):
+            # timm unbinds a norm layer's partial to rebind its keywords on the norm+act class
+            return obj.func if attr == "func" else Seq(list(obj.args)) if attr == "args" else Dict(dict(obj.kwargs))
         if isinstance(obj, ShapeRef):
             return Unknown("shape." + attr)
         if isinstance(obj, Py) and attr in ("real", "imag"):
@@ -1372,7 +1443,9 @@ class Interpreter(ObjectModel):
                 if over is not None:  # a library function rules/libraries.toml describes in its place
                     bound = [f.bound] if f.bound is not None else []
                     return self.run_function(over, [*bound, *args], kwargs, node=node, mod=CATALOGUE)
-            if self.func_def(f.mod, f.qualname) is not None:
+            if (fdef := self.func_def(f.mod, f.qualname)) is not None:
+                if fdef.decorator_list and "." not in f.qualname:
+                    self.registering_decorators(fdef, f.mod)
                 if f.mod is None and self.stack and self.stack[0] == "<module>" and len(self.stack) == 1:
                     self.call_sites.setdefault(f.qualname, [args, kwargs])
                 bound = f.bound
@@ -1420,6 +1493,20 @@ class Interpreter(ObjectModel):
         return self.opaque_call(getattr(f, "what", "") or getattr(f, "name", "") or (
                 "Py" if isinstance(f, Py) else type(f).__name__), args, kwargs,
                                 node, foreign=False)
+
+    def registering_decorators(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, mod: str | None) -> None:
+        """Decorators of a module-level function are not applied. One of the tree that fills a
+        module-level table (timm's `@register_model`, which files each model's pretrained config)
+        leaves that table empty here, where the program reads it filled: said with the figures."""
+        for d in fdef.decorator_list:
+            dv = self.ev(d, Frame(env={}, qualname="<module>", mod=mod))
+            if not isinstance(dv, FuncRef) or dv.mod == CATALOGUE:
+                continue
+            ddef = self.func_def(dv.mod, dv.qualname)
+            tables = _tables_filled(ddef) if ddef is not None else []
+            if tables:
+                self.assume(f"{fdef.name}: decorator @{dv.qualname} not applied; the tables it fills at import "
+                            f"({', '.join(tables[:3])}) read as empty", force=True)
 
     def call_lambda(self, f: Closure, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         """Call a `lambda`: its parameters bound on a copy of the names of the frame it was made in,
@@ -1554,6 +1641,11 @@ class Interpreter(ObjectModel):
             return self.builtin_call("dict", args, kwargs, node)
         if dotted == "copy.copy" and len(args) == 1 and isinstance(args[0], Instance) and not kwargs:
             return self.shallow_copy(args[0])
+        if dotted == "copy.deepcopy" and len(args) == 1 and not kwargs:
+            return self.deep_copy(args[0], {})
+        if dotted in ("dataclasses.replace", "dataclasses.asdict") and len(args) == 1 \
+                and isinstance(args[0], Instance) and self.is_dataclass(ClassRef(args[0].cls, args[0].mod)):
+            return self.dataclass_call(dotted[len("dataclasses."):], args[0], kwargs, node)
         if dotted.startswith("torch.ops.aten."):
             op = dotted[len("torch.ops.aten."):].split(".")[0]
             if op in self.table.ops:
