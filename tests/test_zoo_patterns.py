@@ -287,6 +287,24 @@ class Net(nn.Module):
     def forward(self, x):
         return self.bn(self.se(x))
 ''', 3),
+    # timm's resnet: `deep_stem = 'deep' in stem_type` (a substring test on plain strings)
+    "substring_test": ('''
+class Stem(nn.Sequential):
+    def __init__(self, stem_type):
+        layers = [nn.Linear(8, 8)]
+        if "deep" in stem_type or "wide" not in stem_type or 3 not in (1, 3):
+            layers += [nn.ReLU(), nn.Linear(8, 8)]
+        super().__init__(*layers)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = Stem(**dict({"stem_type": "wide_tiered"}))
+
+    def forward(self, x):
+        return self.stem(x)
+''', 1),
     # swin's shifted windows
     "roll": ('''
 class Net(nn.Module):
@@ -347,3 +365,27 @@ def run(x):
     f = r.functions[0]
     assert f.eager.kernels == 1
     assert any("@register not applied" in a and "_REGISTRY" in a for a in f.assumptions), f.assumptions
+
+
+def test_unknown_choice_while_building_is_said() -> None:
+    """`A(...) if cond else B(...)` with cond not known while the model is built picks one module
+    silently no more: the choice is listed with the figures."""
+    src = HEAD + '''
+class Net(nn.Module):
+    def __init__(self, flag):
+        super().__init__()
+        self.norm = nn.LayerNorm(8) if flag.enabled else nn.Identity()
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+MODEL = Net(object()).eval()
+
+
+# kpredict: example x=randn(2, 8)
+def run(x):
+    return MODEL(x)
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="run").functions[0]
+    assert any("while building the model" in a and "LayerNorm" in a for a in f.assumptions), f.assumptions

@@ -937,6 +937,17 @@ class Interpreter(ObjectModel):
             finally:  # the raise gives exc a traceback through this frame: drop the frame's hold on exc
                 del exc, ret, results
 
+    def unknown_choice(self, took: object, other: object, e: ast.IfExp, frame: Frame) -> None:
+        """`A(...) if cond else B(...)` with cond not known while a model is built: the two sides
+        are different modules (timm's `norm_layer(dim) if final_norm and not use_fc_norm else
+        nn.Identity()`), so the forward's figures rest on the side taken: said with them."""
+        if self.recording or not (isinstance(took, Instance) and isinstance(other, Instance)) \
+                or (took.cls, took.mod) == (other.cls, other.mod):
+            return
+        where = f" of {frame.mod}" if frame.mod else ""
+        self.assume(f"line {e.lineno}{where}: condition not known statically while building the model; "
+                    f"the figures take {took.cls}, not {other.cls}", force=True)
+
     def iterate(self, it: object, node: ast.AST | None) -> list[object] | None:
         """The items of an iterable when their number is known, else None."""
         if isinstance(it, Seq):
@@ -1232,6 +1243,7 @@ class Interpreter(ObjectModel):
             self.restore(st)
             b = self.ev(e.orelse, frame)
             nb = len(self.fg.ops) - st.n_ops
+            self.unknown_choice(a if na > nb else b, b if na > nb else a, e, frame)
             if na > nb:
                 self.restore(st)
                 self.fg.ops.extend(ops_a)
@@ -2019,6 +2031,18 @@ class Interpreter(ObjectModel):
                         r = Py(_PYCMP[type(op)](left.value, right.value))
                 except Exception:  # noqa: BLE001
                     r = Opaque("cmp")
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, Py) and isinstance(right, Py) \
+                    and isinstance(right.value, (str, tuple, list, frozenset, set, dict)):
+                # a substring or member test on plain values (timm's `'deep' in stem_type`)
+                def within(a: object, b: object) -> bool:
+                    return a in b  # type: ignore[operator]
+                try:
+                    found = (left.compare(within, right.value, False) if isinstance(left, Tracked)
+                             else right.compare(within, left.value, True) if isinstance(right, Tracked)
+                             else within(left.value, right.value))
+                    r = Py(bool(found) == isinstance(op, ast.In))
+                except TypeError:
+                    r = Opaque("cmp")
             elif isinstance(op, (ast.Eq, ast.NotEq)) and (eq := _seq_equal(left, right)) is not None:
                 r = Py(eq == isinstance(op, ast.Eq))  # output_size == (1, 1) with output_size (6, 6): alexnet
             elif isinstance(op, (ast.Is, ast.IsNot)):
@@ -2063,18 +2087,21 @@ class Interpreter(ObjectModel):
     def boolop(self, e: ast.BoolOp, frame: Frame) -> object:
         is_and = isinstance(e.op, ast.And)
         last: object = Py(True if is_and else False)
+        unknown: object = None
         for v in e.values:
             val = self.ev(v, frame)
             t = self.truth(val, v)
             if t is None:
-                last = val if isinstance(val, TensorRef) else Opaque("boolop")
+                last = unknown = val if isinstance(val, TensorRef) else Opaque("boolop")
                 continue
             if is_and and not t:
                 return val
             if not is_and and t:
                 return val
             last = val
-        return last
+        # `a and True` with `a` not known is as unknown as `a` (not True): the last value decides only
+        # when every value before it was known
+        return last if unknown is None else unknown
 
     # ------------------------------------------------------------------ indexing
     def subscript(self, obj: object, e: ast.Subscript, frame: Frame) -> object:
