@@ -197,14 +197,36 @@ class Kernel:
 
 
 @dataclass(slots=True)
+class KernelCost:
+    """One launch's modelled cost (kpredict.cost): FLOPs, bytes and time on a device preset.
+
+    `flops` are matrix FLOPs (matmul, conv, attention: what torch's FlopCounterMode counts);
+    `flops_elementwise` are pointwise and reduction FLOPs by kpredict's convention (one per output
+    element of a pointwise op, one per input element of a reduction). None: a shape is unknown."""
+
+    name: str
+    flops: int | None = 0
+    flops_elementwise: int | None = 0
+    bytes: int | None = 0
+    time_us: float | None = None
+    bound: str = "launch"  # memory | compute | launch | unknown
+    launches: int = 1
+
+
+@dataclass(slots=True)
 class Figures:
-    """Per-mode totals for one function."""
+    """Per-mode totals for one function. `flops`, `flops_elementwise` and `time_us` are None when a
+    shape is unknown (as bytes are) or the model was not run; `costs` has one entry per kernel."""
 
     kernels: Count = 0
     reads: Count = 0
     writes: Count = 0
     bytes: Count | None = 0
     syncs: Count = 0
+    flops: int | None = None
+    flops_elementwise: int | None = None
+    time_us: float | None = None
+    costs: list[KernelCost] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -253,6 +275,9 @@ class FunctionReport:
     # the eager and compiled kernels the figures come from, for kpredict.symbolic's byte formulas;
     # never serialized, and dropped once the report is final
     kernel_lists: tuple[list[Kernel], list[Kernel]] | None = None
+    # modelled eager time / compiled time (kpredict.cost); None when either time is unknown
+    speedup: float | None = None
+    device: str | None = None  # the device preset the times are for (rules/devices.toml)
 
 
 @dataclass(slots=True)

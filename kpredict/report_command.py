@@ -6,11 +6,13 @@ Layer: a command, beside kpredict.lint's and kpredict.verify's: it analyzes with
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
 
 from kpredict.cli_options import RunOptions, common_options, given_inputs, input_options, parse_dims, strict_option
+from kpredict.devices import UnknownDevice, device_for
 from kpredict.ir import Report
 from kpredict.lint.commands import warn_no_files
 from kpredict.lint.config import ConfigError, Overrides, resolve_for
@@ -29,6 +31,9 @@ from kpredict.walk import discover
 @click.option("--mode", type=click.Choice(["eval", "train"]), default=None,
               help="Module mode assumed for nn.Module code (self.training, Dropout, BatchNorm) "
                    "[config: mode; default eval].")
+@click.option("--gpu", default=None, metavar="NAME",
+              help="Device preset of the time model, from rules/devices.toml: h100 (default), h200, a100, l4, "
+                   "rtx4090 (--target cuda); times are a roofline model, unchecked on a GPU.")
 @click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--dim", "dims", multiple=True, metavar="NAME=INT",
@@ -41,7 +46,7 @@ from kpredict.walk import discover
 @input_options
 @strict_option
 @common_options
-def report_command(paths: tuple[str, ...], target: str | None, mode: str | None, fmt: str,
+def report_command(paths: tuple[str, ...], target: str | None, mode: str | None, gpu: str | None, fmt: str,
                    dims: tuple[str, ...], verbose: bool, detail: bool, all_files: bool, init: str | None,
                    example: str | None, strict: bool, run: RunOptions) -> None:
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
@@ -53,6 +58,12 @@ def report_command(paths: tuple[str, ...], target: str | None, mode: str | None,
         sys.exit(2)
     lint = Linter(resolved.lint)
     settings = resolved.settings
+    if gpu is not None:
+        try:
+            device_for(settings.target, gpu)
+        except UnknownDevice as e:
+            raise click.BadParameter(str(e), param_hint="--gpu") from None
+        settings = dataclasses.replace(settings, gpu=gpu.lower())
     empty: list[str] = []
     targets = discover(paths, empty=empty)
     examples, inits = given_inputs(init, example, [(t.path, t.only) for t in targets])

@@ -21,7 +21,7 @@ from functools import lru_cache
 from kpredict import ir
 from kpredict.ir import FileReport
 
-FORMAT = "kpredict/cache-report/v3"
+FORMAT = "kpredict/cache-report/v4"
 _TYPE = "__type__"  # marks an instance of a subclass defined outside kpredict.ir
 _NOT_SERIALIZED = frozenset({"graph", "kernel_lists"})
 
@@ -72,8 +72,19 @@ def _op_rows_from_table(v: dict) -> list[ir.OpRow]:
 # rows): a warm run spent 85% of its time building OpRows and their Spans from dicts, and a cold one
 # 8% encoding them. A field added to OpRow must be added here (tests/test_robustness.py
 # test_op_rows_are_stored_as_a_table_with_every_field fails until it is).
+def _costs_to_table(costs: list[ir.KernelCost]) -> dict:
+    """A mode's kernel costs (one per kernel: as many as its op rows) as rows of their fields."""
+    return {"rows": [[c.name, c.flops, c.flops_elementwise, c.bytes, c.time_us, c.bound, c.launches] for c in costs]}
+
+
+def _costs_from_table(v: dict) -> list[ir.KernelCost]:
+    cost = ir.KernelCost
+    return [cost(*row) for row in v["rows"]]
+
+
 _TABLES: dict[type, tuple[typing.Callable[[typing.Any], dict], typing.Callable[[typing.Any], list]]] = {
     ir.OpRow: (_op_rows_to_table, _op_rows_from_table),
+    ir.KernelCost: (_costs_to_table, _costs_from_table),
 }
 
 

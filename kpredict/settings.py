@@ -15,6 +15,7 @@ class Settings:
     max_unroll: int = 4096  # ops emitted per loop before counting stops being exact
     all_files: bool = False  # also analyze files that reach no torch import (frontend/relevance.py)
     extra: tuple[tuple[str, str], ...] = field(default=())
+    gpu: str | None = None  # device preset of the time model (rules/devices.toml); None: the target's default
 
     def key(self) -> str:
         """A stable digest for caches."""

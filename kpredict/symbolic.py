@@ -86,7 +86,33 @@ def _value(rep: FunctionReport, mode: str, field: str) -> int | None:
 def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settings, rebuild: Rebuild,
                     met_done: bool = False) -> FunctionReport:
     """The report of `fg`, with figures as expressions in the loop symbols left unknown by `settings`
-    (and bytes as a polynomial in the named dims of its inputs)."""
+    (and bytes as a polynomial in the named dims of its inputs). FLOPs and modelled times are not fitted
+    as formulas: where a size or loop count stays unknown they are unknown (None), never the figures of
+    a run at marker sizes or of a loop counted once."""
+    exact: list[FunctionReport] = []
+    out = _symbolic_report(fg, report, settings, rebuild, met_done, exact)
+    fixed = settings.dim_map
+    open_syms = [s for s in fg.loop_symbols if s not in fixed]
+    open_dims = [s for s in fg.shape_symbols if s not in fixed]
+    if (open_syms or open_dims) and not any(out is r for r in exact):
+        _unknown_costs(out)
+    return out
+
+
+def _unknown_costs(rep: FunctionReport) -> None:
+    for figs in (rep.eager, rep.compiled):
+        if figs.time_us is not None or figs.flops is not None or figs.flops_elementwise is not None:
+            figs.flops = figs.flops_elementwise = figs.time_us = None
+            figs.costs = []
+    if rep.speedup is not None:
+        rep.speedup = None
+        rep.assumptions = list(rep.assumptions) + [
+            "FLOPs and times not shown: they need every size and loop count (give them with --dim)"]
+
+
+def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settings, rebuild: Rebuild,
+                     met_done: bool, exact: list[FunctionReport]) -> FunctionReport:
+    """symbolic_report's work; `exact` gets a report rerun with every size and count known."""
     fixed = settings.dim_map
     syms = [s for s in fg.loop_symbols if s not in fixed][:MAX_SYMBOLS]
     dims = [s for s in fg.shape_symbols if s not in fixed and s not in syms][:len(_PRIMES_A)]
@@ -104,8 +130,9 @@ def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Setting
                 if run is None or run[0].cut_short:
                     return report
                 out = replace(run[1], kernel_lists=None)
+                exact.append(out)
             else:
-                out = symbolic_report(fg, report, again, rebuild, met_done=True)
+                out = _symbolic_report(fg, report, again, rebuild, True, exact)
             said = ", ".join(f"{d} = {v}" for d, v in sizes.items())
             out.assumptions = list(out.assumptions) + [
                 f"{said}: the size {'it meets' if len(sizes) == 1 else 'each meets'} in the code (a weight's width, "

@@ -55,6 +55,8 @@ LAYERS: dict[str, int] = {
     "kpredict.lint.model": 0,
     # 1. facts: the op table read from rules/*.toml, and the lint rules' precision table.
     "kpredict.opfacts": 1,
+    # the time model's facts: device presets (rules/devices.toml) and FLOP formulas by op (rules/flops.toml)
+    "kpredict.devices": 1,
     # the lint rules' measured precision (rules/lint_precision.toml), which decides the default
     # selection: a table of rules/ as the op facts are, read by the linter and the SARIF renderer.
     "kpredict.lint.precision": 1,
@@ -70,6 +72,7 @@ LAYERS: dict[str, int] = {
     "kpredict.api": 5,
     "kpredict.report": 5,
     "kpredict.traffic": 5,
+    "kpredict.cost": 5,
     # 6. batch: many files (discovery, the per-file cache, worker processes).
     "kpredict.walk": 6,
     "kpredict.cache": 6,

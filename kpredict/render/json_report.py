@@ -15,7 +15,21 @@ SCHEMA_ID = "kpredict/report/v1"
 
 def _figures(f: Figures, lower_bound: bool = False) -> dict:
     return {"kernels": f.kernels, "reads": f.reads, "writes": f.writes, "bytes": f.bytes, "syncs": f.syncs,
-            "lower_bound": lower_bound}
+            "lower_bound": lower_bound, **_cost(f, False)}
+
+
+def _us(t: float | None) -> float | None:
+    return None if t is None else round(t, 3)
+
+
+def _cost(f: Figures, kernels: bool) -> dict:
+    """The time model's figures (kpredict.cost); per kernel only with the op rows (--detail)."""
+    d: dict = {"flops": f.flops, "flops_elementwise": f.flops_elementwise, "time_us": _us(f.time_us)}
+    if kernels:
+        d["kernel_costs"] = [{"name": k.name, "flops": k.flops, "flops_elementwise": k.flops_elementwise,
+                              "bytes": k.bytes, "time_us": _us(k.time_us), "bound": k.bound, "launches": k.launches}
+                             for k in f.costs]
+    return d
 
 
 def function_dict(fn: FunctionReport, ops: bool = True) -> dict:
@@ -30,10 +44,15 @@ def function_dict(fn: FunctionReport, ops: bool = True) -> dict:
             "graph_breaks": [{"line": b.line, "reason": b.reason} for b in c.graph_breaks],
             "kernel_names": list(c.kernel_names),
             "lower_bound": fn.lower_bound,
+            **_cost(c, False),
         },
+        "speedup": None if fn.speedup is None else round(fn.speedup, 3),
+        "device": fn.device,
         "lower_bound_causes": [{"line": u.line, "what": u.name} for u in fn.lower_bound_causes],
     }
     if ops:
+        d["eager"]["kernel_costs"] = _cost(fn.eager, True)["kernel_costs"]
+        d["compiled"]["kernel_costs"] = _cost(c, True)["kernel_costs"]
         d["ops"] = [
             {"line": r.span.line, "col": r.span.col, "end_line": r.span.end_line, "end_col": r.span.end_col,
              "op": r.op, "kind": r.kind, "kernels": r.kernels, "reads": r.reads, "writes": r.writes, "group": r.group}
