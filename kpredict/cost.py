@@ -126,8 +126,12 @@ def kernel_costs(kernels: list[Kernel], fg: FunctionGraph, device: Device, kinds
             continue
         dtype = _dtype(k, fg, ops, kinds) if mat else None
         peak, known = device.matmul_peak(dtype)
-        if mat and not known and notes is not None:
-            notes.add(f"no {device.name} peak for {dtype or 'an unknown dtype'} matmuls: taken at the fp32 rate")
+        if mat and notes is not None:
+            if not known:
+                notes.add(f"time: no {device.name} peak for {dtype or 'an unknown dtype'} matmuls, taken at the fp32 rate")
+            elif device.dtype_peak.get(dtype or "") == "fp32" and device.peaks["tf32"] > device.peaks["fp32"]:
+                notes.add(f"time: float32 matmuls at {device.name}'s fp32 rate ({device.peaks['fp32'] / 1e12:g} TFLOPS): "
+                          "TF32 off, torch's default float32 matmul precision")
         mem_us = nbytes / device.bandwidth * 1e6
         comp_us = (mat / peak + ew / device.vector_peak) * 1e6
         roof = max(mem_us, comp_us)

@@ -214,19 +214,25 @@ class KernelCost:
 
 
 @dataclass(slots=True)
+class ModeCost:
+    """One mode's modelled totals for a function (kpredict.cost): None when a shape is unknown (as
+    bytes are) or the model was not run; `kernels` has one entry per kernel."""
+
+    flops: int | None = None
+    flops_elementwise: int | None = None
+    time_us: float | None = None
+    kernels: list[KernelCost] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class Figures:
-    """Per-mode totals for one function. `flops`, `flops_elementwise` and `time_us` are None when a
-    shape is unknown (as bytes are) or the model was not run; `costs` has one entry per kernel."""
+    """Per-mode totals for one function."""
 
     kernels: Count = 0
     reads: Count = 0
     writes: Count = 0
     bytes: Count | None = 0
     syncs: Count = 0
-    flops: int | None = None
-    flops_elementwise: int | None = None
-    time_us: float | None = None
-    costs: list[KernelCost] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -275,7 +281,10 @@ class FunctionReport:
     # the eager and compiled kernels the figures come from, for kpredict.symbolic's byte formulas;
     # never serialized, and dropped once the report is final
     kernel_lists: tuple[list[Kernel], list[Kernel]] | None = None
-    # modelled eager time / compiled time (kpredict.cost); None when either time is unknown
+    # FLOPs and modelled time per mode (kpredict.cost); speedup: eager time / compiled time, None
+    # when either time is unknown
+    eager_cost: ModeCost = field(default_factory=ModeCost)
+    compiled_cost: ModeCost = field(default_factory=ModeCost)
     speedup: float | None = None
     device: str | None = None  # the device preset the times are for (rules/devices.toml)
 

@@ -6,7 +6,7 @@ import re
 
 from kpredict.cost import kernel_costs, speedup, total
 from kpredict.devices import default_flop_kinds, device_for
-from kpredict.ir import EAGER_REGION, CompiledFigures, Figures, FunctionGraph, FunctionReport, Kernel, OpRow, Unknown
+from kpredict.ir import EAGER_REGION, CompiledFigures, FunctionGraph, FunctionReport, Kernel, ModeCost, OpRow, Unknown
 from kpredict.models.eager import eager_syncs
 from kpredict.settings import Settings
 from kpredict.traffic import figures
@@ -45,22 +45,20 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
     device = device_for(settings.target, settings.gpu)
     notes: set[str] = set()
     kinds = default_flop_kinds()
-    for figs, kernels in ((e, eager), (cf, compiled)):
-        _add_costs(figs, kernel_costs(kernels, fg, device, kinds, notes))
+    ec, cc = (mode_cost(kernel_costs(kernels, fg, device, kinds, notes)) for kernels in (eager, compiled))
     assumptions += sorted(notes)
     return FunctionReport(qualname=fg.qualname, line=fg.span.line, eager=e, compiled=cf, ops=rows,
                           unknown=list(fg.unknowns), assumptions=assumptions, graph=fg,
                           lower_bound=bool(causes), lower_bound_causes=causes,
                           kernel_lists=(eager, compiled) if fg.shape_symbols or settings.dims else None,
-                          speedup=speedup(e.time_us, cf.time_us), device=device.name)
+                          eager_cost=ec, compiled_cost=cc, speedup=speedup(ec.time_us, cc.time_us),
+                          device=device.name)
 
 
-def _add_costs(figs: Figures, costs: list) -> None:
-    """Totals of the kernels' modelled costs onto a mode's figures (kpredict.cost)."""
-    figs.costs = costs
-    figs.flops = total(costs, "flops")  # type: ignore[assignment]
-    figs.flops_elementwise = total(costs, "flops_elementwise")  # type: ignore[assignment]
-    figs.time_us = total(costs, "time_us")  # type: ignore[assignment]
+def mode_cost(costs: list) -> ModeCost:
+    """A mode's totals of its kernels' modelled costs (kpredict.cost)."""
+    return ModeCost(flops=total(costs, "flops"), flops_elementwise=total(costs, "flops_elementwise"),  # type: ignore[arg-type]
+                    time_us=total(costs, "time_us"), kernels=costs)
 
 
 def may_launch(u: Unknown) -> bool:

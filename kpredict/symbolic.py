@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 
-from kpredict.ir import Count, FunctionGraph, FunctionReport, Kernel
+from kpredict.ir import Count, FunctionGraph, FunctionReport, Kernel, ModeCost
 from kpredict.settings import Settings
 
 MAX_SYMBOLS = 4
@@ -100,10 +100,7 @@ def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Setting
 
 
 def _unknown_costs(rep: FunctionReport) -> None:
-    for figs in (rep.eager, rep.compiled):
-        if figs.time_us is not None or figs.flops is not None or figs.flops_elementwise is not None:
-            figs.flops = figs.flops_elementwise = figs.time_us = None
-            figs.costs = []
+    rep.eager_cost, rep.compiled_cost = ModeCost(), ModeCost()
     if rep.speedup is not None:
         rep.speedup = None
         rep.assumptions = list(rep.assumptions) + [

@@ -28,7 +28,7 @@ def one(src: str, settings: Settings | None = None):
 def test_seed_add_relu_speedup_follows_its_bytes():
     (fn,) = [f for f in analyze_file(REPO / "fixtures/seed/seed.py", Settings(), only="add_relu").functions]
     assert (fn.eager.bytes, fn.compiled.bytes) == (20_000_000, 12_000_000)
-    assert all(k.bound == "memory" for k in fn.eager.costs + fn.compiled.costs)
+    assert all(k.bound == "memory" for k in fn.eager_cost.kernels + fn.compiled_cost.kernels)
     ratio = fn.eager.bytes / fn.compiled.bytes  # 1.67
     assert fn.speedup == pytest.approx(ratio, rel=0.15)
     assert 1.5 <= fn.speedup <= 2.0
@@ -38,8 +38,8 @@ def test_seed_add_relu_speedup_follows_its_bytes():
 def test_large_matmul_gains_little():
     fn = one("import torch\n# kpredict: example a=randn(8192, 8192) b=randn(8192, 8192)\n"
              "def f(a, b):\n    return (a @ b).relu()\n")
-    assert fn.eager.flops == fn.compiled.flops == 2 * 8192 ** 3
-    mm = [k for k in fn.eager.costs if k.flops]
+    assert fn.eager_cost.flops == fn.compiled_cost.flops == 2 * 8192 ** 3
+    mm = [k for k in fn.eager_cost.kernels if k.flops]
     assert [k.bound for k in mm] == ["compute"]
     assert 0.9 <= fn.speedup <= 1.2
 
@@ -48,13 +48,13 @@ def test_tiny_pointwise_chain_gains_from_launches():
     fn = one("import torch\n# kpredict: example x=randn(1000)\n"
              "def f(x):\n    return ((x + 1) * 2).sin().exp().relu()\n")
     assert (fn.eager.kernels, fn.compiled.kernels) == (5, 1)
-    assert all(k.bound == "launch" for k in fn.eager.costs + fn.compiled.costs)
+    assert all(k.bound == "launch" for k in fn.eager_cost.kernels + fn.compiled_cost.kernels)
     assert fn.speedup >= 2.5
 
 
 def test_bandwidth_orders_the_presets():
     src = "import torch\n# kpredict: example x=randn(10_000_000)\ndef f(x):\n    return x * 2\n"
-    times = {g: one(src, Settings(gpu=g)).eager.time_us for g in ("h100", "h200", "a100", "l4", "rtx4090")}
+    times = {g: one(src, Settings(gpu=g)).eager_cost.time_us for g in ("h100", "h200", "a100", "l4", "rtx4090")}
     devs = default_devices()
     assert sorted(times, key=times.get) == sorted(times, key=lambda g: -devs[g].bandwidth)
 
@@ -77,29 +77,29 @@ def chain(x):
 """
     rep = analyze_source(src, "t.py", Settings(target="cpu"))
     fns = {f.qualname: f for f in rep.functions}
-    assert fns["conv"].eager.flops == 2 * (2 * 16 * 16 * 16) * (4 * 3 * 3)  # 2*N*Cout*H*W * Cin/groups*kH*kW
-    assert fns["sdpa"].eager.flops == 2 * 2 * 4 * 32 * 64 * 16 + 2 * 2 * 4 * 32 * 64 * 8
-    assert fns["linear"].eager.flops == 2 * (8 * 64) * 256 * 128  # the bias add is not counted, as torch
+    assert fns["conv"].eager_cost.flops == 2 * (2 * 16 * 16 * 16) * (4 * 3 * 3)  # 2*N*Cout*H*W * Cin/groups*kH*kW
+    assert fns["sdpa"].eager_cost.flops == 2 * 2 * 4 * 32 * 64 * 16 + 2 * 2 * 4 * 32 * 64 * 8
+    assert fns["linear"].eager_cost.flops == 2 * (8 * 64) * 256 * 128  # the bias add is not counted, as torch
     chain = fns["chain"]
-    assert chain.eager.flops == 0
-    assert chain.eager.flops_elementwise == 400 + 400  # softmax reads 400, mul writes 400
-    assert chain.compiled.flops_elementwise == chain.eager.flops_elementwise
+    assert chain.eager_cost.flops == 0
+    assert chain.eager_cost.flops_elementwise == 400 + 400  # softmax reads 400, mul writes 400
+    assert chain.compiled_cost.flops_elementwise == chain.eager_cost.flops_elementwise
 
 
 def test_unknown_shapes_give_unknown_flops_and_time():
     fn = one("import torch\ndef f(a, b):\n    return (a @ b).relu()\n")
-    assert fn.eager.flops is None and fn.eager.time_us is None and fn.speedup is None
-    assert {k.bound for k in fn.eager.costs} == {"unknown"}
+    assert fn.eager_cost.flops is None and fn.eager_cost.time_us is None and fn.speedup is None
+    assert {k.bound for k in fn.eager_cost.kernels} == {"unknown"}
 
 
 def test_named_sizes_leave_flops_unknown_not_marker_sized():
     fn = analyze_file(REPO / "fixtures/sizes/gpt_sizes.py", Settings(), only="GPT.forward",
                       inits={"GPT.forward": "config=GPTConfig(n_layer=2)"}).functions[0]
     assert isinstance(fn.eager.bytes, str)  # a formula in B and T
-    assert fn.eager.flops is None and fn.compiled.time_us is None and fn.speedup is None
+    assert fn.eager_cost.flops is None and fn.compiled_cost.time_us is None and fn.speedup is None
     given = analyze_file(REPO / "fixtures/sizes/gpt_sizes.py", Settings(dims=(("B", 2), ("T", 16))),
                          only="GPT.forward", inits={"GPT.forward": "config=GPTConfig(n_layer=2)"}).functions[0]
-    assert isinstance(given.eager.flops, int) and given.eager.flops > 0 and given.speedup is not None
+    assert isinstance(given.eager_cost.flops, int) and given.eager_cost.flops > 0 and given.speedup is not None
 
 
 def test_every_preset_has_sources_and_the_targets_have_defaults():

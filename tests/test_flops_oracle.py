@@ -44,7 +44,7 @@ def test_predicted_flops_equal_flop_counter_mode(measured):
         functions = {fn.qualname: fn for fn in analyze_file(path, Settings(target="cpu")).functions}
         for q, r in answer["functions"].items():
             fn = functions[q]
-            e, c = fn.eager.flops, fn.compiled.flops
+            e, c = fn.eager_cost.flops, fn.compiled_cost.flops
             if e is None:
                 unknown.append(f"{flops_cases.rel(path)}::{q}")
                 continue

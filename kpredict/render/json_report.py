@@ -8,28 +8,29 @@ from __future__ import annotations
 
 import json
 
-from kpredict.ir import FileReport, Figures, FunctionReport, Report
+from kpredict.ir import FileReport, Figures, FunctionReport, ModeCost, Report
 
 SCHEMA_ID = "kpredict/report/v1"
 
 
 def _figures(f: Figures, lower_bound: bool = False) -> dict:
     return {"kernels": f.kernels, "reads": f.reads, "writes": f.writes, "bytes": f.bytes, "syncs": f.syncs,
-            "lower_bound": lower_bound, **_cost(f, False)}
+            "lower_bound": lower_bound}
 
 
 def _us(t: float | None) -> float | None:
     return None if t is None else round(t, 3)
 
 
-def _cost(f: Figures, kernels: bool) -> dict:
-    """The time model's figures (kpredict.cost); per kernel only with the op rows (--detail)."""
-    d: dict = {"flops": f.flops, "flops_elementwise": f.flops_elementwise, "time_us": _us(f.time_us)}
-    if kernels:
-        d["kernel_costs"] = [{"name": k.name, "flops": k.flops, "flops_elementwise": k.flops_elementwise,
-                              "bytes": k.bytes, "time_us": _us(k.time_us), "bound": k.bound, "launches": k.launches}
-                             for k in f.costs]
-    return d
+def _cost(m: ModeCost) -> dict:
+    """The time model's totals for a mode (kpredict.cost)."""
+    return {"flops": m.flops, "flops_elementwise": m.flops_elementwise, "time_us": _us(m.time_us)}
+
+
+def kernel_costs(m: ModeCost) -> list[dict]:
+    """Per kernel: FLOPs, bytes, modelled time and what bounds it (written with the op rows, --detail)."""
+    return [{"name": k.name, "flops": k.flops, "flops_elementwise": k.flops_elementwise, "bytes": k.bytes,
+             "time_us": _us(k.time_us), "bound": k.bound, "launches": k.launches} for k in m.kernels]
 
 
 def function_dict(fn: FunctionReport, ops: bool = True) -> dict:
@@ -37,22 +38,22 @@ def function_dict(fn: FunctionReport, ops: bool = True) -> dict:
     d: dict = {
         "qualname": fn.qualname,
         "line": fn.line,
-        "eager": _figures(fn.eager, fn.lower_bound),
+        "eager": {**_figures(fn.eager, fn.lower_bound), **_cost(fn.eager_cost)},
         "compiled": {
             "kernels": c.kernels, "reads": c.reads, "writes": c.writes, "bytes": c.bytes,
             "graphs": c.graphs,
             "graph_breaks": [{"line": b.line, "reason": b.reason} for b in c.graph_breaks],
             "kernel_names": list(c.kernel_names),
             "lower_bound": fn.lower_bound,
-            **_cost(c, False),
+            **_cost(fn.compiled_cost),
         },
         "speedup": None if fn.speedup is None else round(fn.speedup, 3),
         "device": fn.device,
         "lower_bound_causes": [{"line": u.line, "what": u.name} for u in fn.lower_bound_causes],
     }
     if ops:
-        d["eager"]["kernel_costs"] = _cost(fn.eager, True)["kernel_costs"]
-        d["compiled"]["kernel_costs"] = _cost(c, True)["kernel_costs"]
+        d["eager"]["kernel_costs"] = kernel_costs(fn.eager_cost)
+        d["compiled"]["kernel_costs"] = kernel_costs(fn.compiled_cost)
         d["ops"] = [
             {"line": r.span.line, "col": r.span.col, "end_line": r.span.end_line, "end_col": r.span.end_col,
              "op": r.op, "kind": r.kind, "kernels": r.kernels, "reads": r.reads, "writes": r.writes, "group": r.group}

@@ -51,13 +51,13 @@ def human_flops(n: int | None) -> str:
 
 def speedup_line(fn: FunctionReport) -> str | None:
     """`speedup 1.79x (eager 10.0 µs -> compiled 5.6 µs): roofline model on h100, unchecked against a measurement`."""
-    e, c = fn.eager.time_us, fn.compiled.time_us
+    e, c = fn.eager_cost.time_us, fn.compiled_cost.time_us
     if fn.device is None or (e is None and c is None):
         return None
-    sp = "?" if fn.speedup is None else f"{fn.speedup:.2f}x"
-    bound = ", lower bounds" if fn.lower_bound else ""
-    return (f"speedup {sp} (eager {human_time(e)} -> compiled {human_time(c)}): roofline model on "
-            f"{fn.device}{bound}, unchecked against a measurement")
+    lb = fn.lower_bound
+    sp = "?" if fn.speedup is None or lb else f"{fn.speedup:.2f}x"
+    return (f"speedup {sp} (eager {at_least(human_time(e), lb)} -> compiled {at_least(human_time(c), lb)}): "
+            f"roofline model on {fn.device}, unchecked against a measurement")
 
 
 def at_least(v: object, lower: bool) -> str:
@@ -86,11 +86,11 @@ def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
     et, ct = add_counts(e.reads, e.writes), add_counts(c.reads, c.writes)
     lines.append(f"    {'eager':10} {at_least(e.kernels, lb):>8} {at_least(et, lb):>10} "
                  f"{at_least(human_bytes(e.bytes), lb):>10}  {at_least(e.syncs, lb):>5} "
-                 f"{at_least(human_flops(e.flops), lb):>9} {at_least(human_time(e.time_us), lb):>10}")
+                 f"{at_least(human_flops(fn.eager_cost.flops), lb):>9} {at_least(human_time(fn.eager_cost.time_us), lb):>10}")
     graphs = f"  graphs: {c.graphs}" if c.graphs != 1 else ""
     lines.append(f"    {'compiled':10} {at_least(c.kernels, lb):>8} {at_least(ct, lb):>10} "
                  f"{at_least(human_bytes(c.bytes), lb):>10}  {at_least(c.syncs, lb):>5} "
-                 f"{at_least(human_flops(c.flops), lb):>9} {at_least(human_time(c.time_us), lb):>10}{graphs}")
+                 f"{at_least(human_flops(fn.compiled_cost.flops), lb):>9} {at_least(human_time(fn.compiled_cost.time_us), lb):>10}{graphs}")
     sp = speedup_line(fn)
     if sp:
         lines.append("    " + sp)
