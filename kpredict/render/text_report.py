@@ -52,7 +52,7 @@ def human_flops(n: int | None) -> str:
 def speedup_line(fn: FunctionReport) -> str | None:
     """`speedup 1.79x (eager 10.0 µs -> compiled 5.6 µs): roofline model on h100, unchecked against a measurement`."""
     e, c = fn.eager_cost.time_us, fn.compiled_cost.time_us
-    if fn.device is None or (e is None and c is None):
+    if fn.device is None or (e is None and c is None) or (fn.eager.kernels == 0 and fn.compiled.kernels == 0):
         return None
     lb = fn.lower_bound
     sp = "?" if fn.speedup is None or lb else f"{fn.speedup:.2f}x"
