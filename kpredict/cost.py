@@ -72,24 +72,34 @@ def _matrix_flops(kind: str, op: Op, fg: FunctionGraph) -> int | None:
     return 2 * rows * k[-2] * q[-1] + 2 * rows * k[-2] * v[-1]
 
 
-def _nbytes(fg: FunctionGraph, ref: int) -> int | None:
-    """As kpredict.traffic counts a buffer (value or storage id; -1: a split reduction's partials, 0)."""
-    if ref == -1:
-        return 0
-    v = fg.values.get(ref)
-    if v is None:
-        v = next((val for val in fg.values.values() if val.storage == ref), None)
-    return v.meta.nbytes if v is not None else None
+class _Sizes:
+    """Bytes of a buffer as kpredict.traffic counts it (a value id, else the first value of that
+    storage id; -1: a split reduction's partials, 0), with the storage lookup built once per function."""
 
+    def __init__(self, fg: FunctionGraph) -> None:
+        self.values = fg.values
+        self.by_storage: dict[int, int | None] | None = None
 
-def _kernel_bytes(k: Kernel, fg: FunctionGraph) -> int | None:
-    total = 0
-    for ref in k.reads + k.writes:
-        b = _nbytes(fg, ref)
-        if b is None:
-            return None
-        total += b
-    return total * k.launches
+    def __call__(self, ref: int) -> int | None:
+        if ref == -1:
+            return 0
+        v = self.values.get(ref)
+        if v is not None:
+            return v.meta.nbytes
+        if self.by_storage is None:
+            self.by_storage = {}
+            for val in self.values.values():
+                self.by_storage.setdefault(val.storage, val.meta.nbytes)
+        return self.by_storage.get(ref)
+
+    def kernel(self, k: Kernel) -> int | None:
+        total = 0
+        for ref in k.reads + k.writes:
+            b = self(ref)
+            if b is None:
+                return None
+            total += b
+        return total * k.launches
 
 
 def _dtype(k: Kernel, fg: FunctionGraph, ops: dict[int, Op], kinds: FlopKinds) -> str | None:
@@ -107,6 +117,7 @@ def kernel_costs(kernels: list[Kernel], fg: FunctionGraph, device: Device, kinds
     """One KernelCost per kernel. An op listed by several kernels (a split reduction, a fused epilogue)
     counts its FLOPs in the first; `notes` collects what the model assumed (a dtype without a peak)."""
     ops = {op.oid: op for op in fg.ops}
+    sizes = _Sizes(fg)
     seen: set[int] = set()
     out = []
     for k in kernels:
@@ -119,7 +130,7 @@ def kernel_costs(kernels: list[Kernel], fg: FunctionGraph, device: Device, kinds
             m, e = op_flops(ops[oid], fg, kinds)
             mat = None if m is None or mat is None else mat + m
             ew = None if e is None or ew is None else ew + e
-        nbytes = _kernel_bytes(k, fg)
+        nbytes = sizes.kernel(k)
         launch = device.launch_us * k.launched
         if nbytes is None or mat is None or ew is None:
             out.append(KernelCost(k.name, mat, ew, nbytes, None, "unknown", k.launches))

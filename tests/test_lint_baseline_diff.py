@@ -141,7 +141,7 @@ def test_diff_between_commits(repo):
     assert out.splitlines() == [
         f"kpredict diff {base} -> HEAD (target cuda)",
         "pkg/model.py",
-        "  act: eager 2 -> 3 kernels (+1), 20.5 KB -> 28.7 KB (+8.2 KB)",
+        "  act: eager 2 -> 3 kernels (+1), 20.5 KB -> 28.7 KB (+8.2 KB); modelled time eager 4.0 µs -> 6.0 µs",
         "  new: new, eager 1 kernel, 8.2 KB; compiled 1 kernel, 8.2 KB",
         "  gone: removed (was eager 1 kernel, 8.2 KB; compiled 1 kernel, 8.2 KB)",
     ]
@@ -153,10 +153,11 @@ def test_diff_between_commits(repo):
     act = {fn["qualname"]: fn for fn in f["functions"]}["act"]
     assert act["status"] == "changed"
     assert act["delta"] == {"eager": {"kernels": 1, "bytes": 8192}, "compiled": {"kernels": 0, "bytes": 0}}
-    assert act["text"] == "act: eager 2 -> 3 kernels (+1), 20.5 KB -> 28.7 KB (+8.2 KB)"
+    assert act["text"] == "act: eager 2 -> 3 kernels (+1), 20.5 KB -> 28.7 KB (+8.2 KB); modelled time eager 4.0 µs -> 6.0 µs"
+    assert act["after"]["eager"]["time_us"] > act["before"]["eager"]["time_us"]  # one more launch, more bytes
 
     md = cli("diff", base, "HEAD", "--format", "markdown")[1]
-    assert "| `pkg/model.py::act` | 2 → 3 (+1) | 20.5 KB → 28.7 KB (+8.2 KB) | 1 | 8.2 KB |" in md
+    assert "| `pkg/model.py::act` | 2 → 3 (+1) | 20.5 KB → 28.7 KB (+8.2 KB) | 1 | 8.2 KB | 4.0 µs → 6.0 µs | 2.0 µs |" in md
     assert "| `pkg/model.py::gone` (removed) |" in md and "| `pkg/model.py::new` (new) |" in md
 
 

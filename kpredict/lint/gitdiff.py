@@ -18,9 +18,10 @@ from kpredict import api
 from kpredict.lint.baseline import METRICS, change_text, figures_of
 from kpredict.lint.config import ConfigError, Overrides, resolve_for
 from kpredict.lint.figures import plural
-from kpredict.render.text_report import human_bytes
+from kpredict.render.text_report import human_bytes, human_time
 
 SCHEMA = "kpredict/diff/v1"
+TIMES = (("eager", "time_us"), ("compiled", "time_us"))  # modelled, shown beside METRICS (not budgeted)
 
 
 def git(root: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
@@ -104,6 +105,10 @@ class FunctionDelta:
                     bits.append(f"{_v(o, metric)} -> {_v(n, metric)}{unit}")
             if bits:
                 parts.append(f"{mode} " + ", ".join(bits))
+        times = [f"{mode} {human_time(o)} -> {human_time(n)}" for mode in ("eager", "compiled")
+                 if (o := self.before[mode].get("time_us")) != (n := self.after[mode].get("time_us"))]  # type: ignore[index]
+        if times:
+            parts.append("modelled time " + ", ".join(times))
         return f"{self.qualname}: " + "; ".join(parts)
 
 
@@ -148,7 +153,15 @@ def _analyze(data: bytes | None, path: str, settings, examples: dict[str, str] |
         return {}, f"internal error ({type(e).__name__}: {e})"
     if rep.error:
         return {}, rep.error
-    return {fn.qualname: figures_of(fn) for fn in rep.functions}, None
+    return {fn.qualname: _with_time(figures_of(fn), fn) for fn in rep.functions}, None
+
+
+def _with_time(figs: dict[str, dict[str, Any]], fn: Any) -> dict[str, dict[str, Any]]:
+    """The figures a diff compares, with each mode's modelled time (kpredict.cost; rounded to
+    0.1 µs, as shown, so that noise in the last digits is no change)."""
+    for mode, cost in (("eager", fn.eager_cost), ("compiled", fn.compiled_cost)):
+        figs[mode]["time_us"] = None if cost.time_us is None else round(cost.time_us, 1)
+    return figs
 
 
 def compute(base: str, head: str | None, cli: Overrides, start: str = ".", paths: tuple[str, ...] = (),
@@ -215,7 +228,9 @@ def render_json(r: DiffResult) -> str:
 def _cell(before: dict | None, after: dict | None, mode: str, metric: str) -> str:
     o = (before or {}).get(mode, {}).get(metric)
     n = (after or {}).get(mode, {}).get(metric)
-    show = (lambda x: human_bytes(x)) if metric == "bytes" else (lambda x: "?" if x is None else str(x))
+    show = {"bytes": human_bytes, "time_us": human_time}.get(metric, lambda x: "?" if x is None else str(x))
+    if metric == "time_us" and before is not None and after is not None and o != n:
+        return f"{show(o)} → {show(n)}"  # no signed difference: a model's time, not a count
     if before is None:
         return show(n)
     if after is None:
@@ -238,14 +253,15 @@ def render_markdown(r: DiffResult) -> str:
             name = f"`{f.path}::{fn.qualname}`" + (" (new)" if fn.status == "added" else
                                                      " (removed)" if fn.status == "removed" else "")
             rows.append("| " + " | ".join([name.replace("|", "\\|")] + [
-                _cell(fn.before, fn.after, m, k) for m, k in METRICS]) + " |")
+                _cell(fn.before, fn.after, m, k) for m, k in METRICS + TIMES]) + " |")
     if rows:
-        out += ["| function | eager kernels | eager bytes | compiled kernels | compiled bytes |",
-                "|---|---:|---:|---:|---:|", *rows, ""]
+        out += ["| function | eager kernels | eager bytes | compiled kernels | compiled bytes | eager time | compiled time |",
+                "|---|---:|---:|---:|---:|---:|---:|", *rows, ""]
     else:
         out += ["No function changed its predicted kernels or bytes.", ""]
     errors = [f for f in r.files if f.error]
     if errors:
         out += ["Not analyzed:", ""] + [f"- `{f.path}`: {f.error}" for f in errors] + [""]
-    out.append(f"Predicted for `{r.target}`, per call.")
+    out.append(f"Predicted for `{r.target}`, per call; times are a roofline model on the default device preset "
+               "(docs/time.md), unchecked against a measurement.")
     return "\n".join(out) + "\n"
