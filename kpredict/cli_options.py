@@ -111,6 +111,25 @@ def diff_inputs(values: tuple[str, ...], opt: str) -> dict[str, str] | None:
     return out or None
 
 
+def parse_sweep(values: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, list[int]] | None]:
+    """`report`'s `--dim` values split into the fixed ones (NAME=INT, for parse_dims) and the one swept
+    size (`--dim T=128,1024,8192`), if any; two swept sizes are a usage error."""
+    fixed, swept = [], []
+    for v in values:
+        name, _, nums = v.partition("=")
+        if "," not in nums:
+            fixed.append(v)
+            continue
+        parts = [n.strip() for n in nums.split(",") if n.strip()]
+        if not name.strip() or not parts or not all(p.lstrip("-").isdigit() for p in parts):
+            raise click.BadParameter(f"expected NAME=INT or NAME=INT,INT,..., got {v!r}", param_hint="--dim")
+        swept.append((name.strip(), [int(p) for p in parts]))
+    if len(swept) > 1:
+        raise click.BadParameter("one size can be swept at a time (NAME=A,B,C); fix the others with NAME=INT",
+                                 param_hint="--dim")
+    return tuple(fixed), (swept[0] if swept else None)
+
+
 def parse_dims(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     """`--dim NAME=INT` values (repeatable), for `report`, `check` and `diff`."""
     out = []

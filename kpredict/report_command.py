@@ -11,13 +11,16 @@ import sys
 
 import click
 
-from kpredict.cli_options import RunOptions, common_options, given_inputs, input_options, parse_dims, strict_option
+from kpredict.cli_options import (RunOptions, common_options, given_inputs, input_options, parse_dims, parse_sweep,
+                                  strict_option)
 from kpredict.devices import UnknownDevice, device_for
 from kpredict.ir import Report
+from kpredict.settings import Settings
 from kpredict.lint.commands import warn_no_files
 from kpredict.lint.config import ConfigError, Overrides, resolve_for
 from kpredict.lint.engine import Linter
 from kpredict.parallel import analyze_targets
+from kpredict.render import sweep as render_sweep
 from kpredict.render.json_report import render as render_json
 from kpredict.render.text_report import render as render_text
 from kpredict.strict import strict_errors
@@ -37,7 +40,8 @@ from kpredict.walk import discover
 @click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--dim", "dims", multiple=True, metavar="NAME=INT",
-              help="Value for a symbolic size (repeatable) [config: dims].")
+              help="Value for a symbolic size (repeatable) [config: dims]; NAME=A,B,C sweeps one size: modelled "
+                   "eager and compiled time and speedup per value.")
 @click.option("-v", "--verbose", is_flag=True,
               help="Show view ops too, each file left out as not PyTorch code, and (json) the op rows.")
 @click.option("--detail", is_flag=True, help="JSON: every function's op rows (\"ops\"), left out by default.")
@@ -50,7 +54,8 @@ def report_command(paths: tuple[str, ...], target: str | None, mode: str | None,
                    dims: tuple[str, ...], verbose: bool, detail: bool, all_files: bool, init: str | None,
                    example: str | None, strict: bool, run: RunOptions) -> None:
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
-    cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), all_files=all_files)
+    fixed, swept = parse_sweep(dims)
+    cli = Overrides(target=target, mode=mode, dims=parse_dims(fixed), all_files=all_files)
     try:  # the project's settings (kpredict.project) for the first path, the command line on top, as `check`
         resolved = resolve_for(paths[0].partition("::")[0], cli)
     except ConfigError as e:
@@ -68,6 +73,8 @@ def report_command(paths: tuple[str, ...], target: str | None, mode: str | None,
     targets = discover(paths, empty=empty)
     examples, inits = given_inputs(init, example, [(t.path, t.only) for t in targets])
     warn_no_files(empty, bool(targets))
+    if swept is not None:
+        _sweep(swept, targets, settings, run, lint, examples, inits, fmt)
     rep = Report(target=settings.target, files=list(analyze_targets(targets, settings, jobs=run.jobs,
                                                            cache=run.cache(settings, lint), lint=lint,
                                                            examples=examples, inits=inits)))
@@ -87,3 +94,20 @@ def report_command(paths: tuple[str, ...], target: str | None, mode: str | None,
             failed = True
     findings = any(f.findings for f in rep.files)
     sys.exit(2 if failed else (1 if findings else 0))
+
+
+def _sweep(swept: tuple[str, list[int]], targets: list, settings: Settings, run: RunOptions, lint: Linter,
+           examples: dict[str, str] | None, inits: dict[str, str] | None, fmt: str) -> None:
+    """`--dim NAME=A,B,C`: analyze at each value and print each function's modelled times per value; exits."""
+    name, values = swept
+    points = []
+    for v in values:
+        s = dataclasses.replace(settings, dims=tuple(d for d in settings.dims if d[0] != name) + ((name, v),))
+        points.append((v, list(analyze_targets(targets, s, jobs=run.jobs, cache=run.cache(s, lint), lint=lint,
+                                               examples=examples, inits=inits))))
+    for f in points[0][1] if points else []:
+        if f.error:
+            click.echo(f"{f.path}: error: {f.error}", err=True)
+    draw = render_sweep.render_json if fmt == "json" else render_sweep.render_text
+    click.echo(draw(name, settings.target, points), nl=False)
+    sys.exit(2 if any(f.error for _, files in points for f in files) else 0)

@@ -132,3 +132,23 @@ def test_cli_gpu_option_and_json_fields():
     bad = subprocess.run(cmd[:4] + ["rtx9999", "fixtures/seed/seed.py::add_relu"], cwd=REPO, capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "rtx9999" in bad.stderr
+
+
+def test_sweep_shows_where_compile_stops_paying():
+    """A small GPT on one sequence: launch-bound at short lengths, where fusing kernels pays most;
+    at long ones the matmuls bound it and the speedup falls toward 1."""
+    cmd = [sys.executable, "-m", "kpredict", "report", "--no-cache", "--output-format", "json",
+           "fixtures/sizes/gpt_sizes.py::GPT.forward",
+           "--init", "config=GPTConfig(n_layer=2, n_embd=128, n_head=4, vocab_size=1000)",
+           "--dim", "B=1", "--dim", "T=8,512,4096"]
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=True)
+    doc = json.loads(out.stdout)
+    assert doc["schema"] == "kpredict/sweep/v1" and doc["dim"] == "T" and doc["values"] == [8, 512, 4096]
+    (fn,) = doc["files"][0]["functions"]
+    pts = fn["points"]
+    speedups = [p["speedup"] for p in pts]
+    assert speedups == sorted(speedups, reverse=True) and speedups[0] > speedups[-1]
+    assert pts[0]["eager_bound"] == "launch" and pts[-1]["eager_bound"] in ("compute", "memory")
+    assert [p["eager_time_us"] for p in pts] == sorted(p["eager_time_us"] for p in pts)
+    two = subprocess.run(cmd[:-4] + ["--dim", "B=1,2", "--dim", "T=8,16"], cwd=REPO, capture_output=True, text=True)
+    assert two.returncode == 2 and "one size can be swept" in two.stderr
