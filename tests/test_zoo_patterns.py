@@ -305,6 +305,50 @@ class Net(nn.Module):
     def forward(self, x):
         return self.stem(x)
 ''', 1),
+    # regnet's widths and timm's drop-path rates, computed with small tensors while the model is built
+    "tensor_computed_widths": ('''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        widths = (torch.round(torch.arange(4) * 0.6 + 2) * 2).int().tolist()  # [4, 6, 6, 8]
+        stage_widths, stage_depths = torch.unique(torch.tensor(widths), return_counts=True)
+        rates = [x.item() for x in torch.linspace(0, 0.1, 3)]
+        layers = []
+        for w, d in zip(stage_widths.tolist(), stage_depths.tolist()):
+            layers += [nn.Sequential(nn.Linear(8, w), nn.Linear(w, 8)) for _ in range(d)] + [nn.ReLU()]
+        layers += [nn.ReLU() if r > 0. else nn.Identity() for r in rates]
+        self.layers = nn.Sequential(*layers)
+        self.n = int(torch.tensor(widths).max().item()) + len(torch.unique(torch.tensor(widths)))
+
+    def forward(self, x):
+        return self.layers(x) * self.n
+''', 14),
+    # timm's RegStage: blocks registered with add_module, run as `for block in self.children()`
+    "children_are_direct": ('''
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cfg = types.SimpleNamespace(n=2)
+        for i in range(self.cfg.n):
+            self.add_module("b{}".format(i + 1), Block())
+
+    def forward(self, x):
+        names = [n for n, _ in self.named_children()]
+        assert names == ["b1", "b2"]
+        for block in self.children():
+            x = block(x)
+        return x
+''', 4),
     # swin's shifted windows
     "roll": ('''
 class Net(nn.Module):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
+from kpredict.frontend import concrete as C
 from kpredict.frontend import params as P
 from kpredict.frontend.frame import (
     MAX_ITEMS, MAX_OPS, Frame, _Break, _Budget, _Continue, _Idle, _Raise, _Return, _span, py,
@@ -100,8 +101,8 @@ _PY_BUILTINS = {
     "setattr", "type", "sorted", "reversed", "any", "all", "set", "iter", "next", "repr", "divmod",
     "callable", "id", "hash", "map", "filter", "format", "open", "vars", "issubclass",
 }
-_PY_FUNCS = {"math.sqrt": lambda x: x ** 0.5, "math.ceil": lambda x: -int(-x // 1), "math.floor": lambda x: int(x // 1),
-             "math.log": None, "math.exp": None, "math.prod": None}
+# (math.log, exp and prod are _MATH's: listed here as None, they were never computed)
+_PY_FUNCS = {"math.sqrt": lambda x: x ** 0.5, "math.ceil": lambda x: -int(-x // 1), "math.floor": lambda x: int(x // 1)}
 
 
 @dataclass(slots=True)
@@ -355,6 +356,19 @@ def _free_names(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return loads - bound
 
 
+def _plain(v: object, concrete: dict[int, C.Concrete]) -> object:
+    """An argument of a torch op as concrete.py takes it: a number, a list of numbers, a dtype's name,
+    a tensor's elements; _MISSING when it is none of those."""
+    if isinstance(v, TensorRef):
+        return concrete.get(v.vid, _MISSING)
+    if isinstance(v, ModRef):
+        return v.dotted
+    if isinstance(v, Seq):
+        items = [py(x, _MISSING) for x in v.items]
+        return _MISSING if any(not isinstance(x, (int, float)) for x in items) else items
+    return py(v, _MISSING)
+
+
 def _tables_filled(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """Names a function writes items into without binding them itself (`_registry[name] = fn`,
     `_models.add(name)`): module-level tables it fills, as a registering decorator does at import."""
@@ -433,6 +447,8 @@ class Interpreter(ObjectModel):
         self.active: set[tuple] = set()  # (module, qualname, bound) being run: the recursion guard
         self.only: str | None = None  # inside `with __kp_only__("eager"|"compiled")` of catalogue code
         self.frames: list[list] = []  # per running function: [first op, Dynamo skips it, calls, breaks] (objects.py)
+        self.concrete: dict[int, C.Concrete] = {}  # vid -> elements of a small tensor computed while building
+        self.concrete_busy = False  # inside the op whose result's elements concrete_op computed
 
     # ------------------------------------------------------------------ graph construction
     def new_tensor(self, meta: TensorMeta, *, producer: int | None = None, storage: int | None = None,
@@ -971,6 +987,10 @@ class Interpreter(ObjectModel):
             shape = self.meta(TensorRef(it.vid)).shape
             if shape is not None:
                 return [Py(d) if d is not None else Opaque("dim") for d in shape]
+        if isinstance(it, TensorRef) and it.vid in self.concrete and self.concrete[it.vid].dim == 1 \
+                and not self.recording:
+            c = self.concrete[it.vid]
+            return [self.const_tensor(C.item(c, i)) for i in range(len(c.values))]
         if isinstance(it, TensorRef):
             shape = self.meta(it).shape
             if shape and shape[0] is not None:
@@ -1632,6 +1652,16 @@ class Interpreter(ObjectModel):
         if dotted == "functools.partial" and args:
             return Partial(args[0], tuple(args[1:]), dict(kwargs))
         args, kwargs = _as_tensors(args, kwargs)
+        if dotted.startswith("torch.") and not self.concrete_busy \
+                and (known := self.concrete_op(dotted[6:], None, args, kwargs)) is not None:
+            if not isinstance(known, C.Concrete):
+                return known
+            self.concrete_busy = True  # the op as any other (a rule or catalogue code), its result with elements
+            try:
+                made = self.dotted_call(dotted, args, kwargs, node, frame)
+            finally:
+                self.concrete_busy = False
+            return self.with_elements(made, known)
         if self.is_compile(ModRef(dotted)):
             if args:
                 return CompiledRef(args[0])
@@ -1724,6 +1754,9 @@ class Interpreter(ObjectModel):
         return self.opaque_call(dotted, args, kwargs, node, foreign=not self.table.is_traceable(dotted))
 
     def builtin_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        if name in ("int", "float", "bool", "round") and len(args) == 1 and isinstance(args[0], TensorRef) \
+                and (c := self.concrete.get(args[0].vid)) is not None and c.dim == 0 and not self.recording:
+            args = [Py(c.values[0])]  # a 0-d tensor whose element is known (concrete.py)
         vals = [py(a, _MISSING) for a in args]
         allpy = all(v is not _MISSING for v in vals) and not kwargs
         if name == "print":
@@ -1762,6 +1795,11 @@ class Interpreter(ObjectModel):
             if len(syms) == 1 and all(isinstance(a, Sym) or isinstance(v, int) for a, v in zip(args, vals)):
                 return SymRange(syms[0].name)  # a trip count named by a symbol: figures become a + b*name
             return Opaque("range")
+        if name in ("set", "frozenset") and allpy and len(vals) == 1:
+            try:  # len(set(block_widths)): torchvision's regnet counts its stages so
+                return Py({"set": set, "frozenset": frozenset}[name](vals[0]))  # type: ignore[call-overload]
+            except TypeError:
+                return Opaque(name)
         if name in ("enumerate", "zip", "reversed", "list", "tuple", "sorted"):
             seqs = [self.iterate(a, node) for a in args]
             if any(s is None for s in seqs) or (not seqs and name in ("enumerate", "reversed")):
@@ -1820,10 +1858,10 @@ class Interpreter(ObjectModel):
             for x in args[0].items:
                 acc = self.binop(ast.Add, acc, x, node)
             return acc
-        if allpy and name in ("int", "float", "bool", "str", "abs", "max", "min", "round", "divmod"):
+        if allpy and name in ("int", "float", "bool", "str", "abs", "max", "min", "round", "divmod", "sum"):
             try:
                 return Py({"int": int, "float": float, "bool": bool, "str": str, "abs": abs, "max": max,
-                           "min": min, "round": round, "divmod": divmod}[name](*vals))  # type: ignore[operator]
+                           "min": min, "round": round, "divmod": divmod, "sum": sum}[name](*vals))  # type: ignore[operator]
             except Exception:  # noqa: BLE001
                 return Opaque(name)
         if name in ("getattr",) and len(args) >= 2 and isinstance(args[1], Py) and isinstance(args[1].value, str):
@@ -1949,10 +1987,13 @@ class Interpreter(ObjectModel):
                     return Opaque("arith")
         if op is ast.Add and isinstance(a, Seq) != isinstance(b, Seq) and isinstance(a, (Seq, Py)) and isinstance(b, (Seq, Py)):
             # a known tuple and one with unknown items (`x.shape[:-1] + (w.shape[0],)`): a tuple
+            # (or a known list and a list display: `block_widths + [0]`, torchvision's regnet)
             pa, pb = (a.value if isinstance(a, Py) else None), (b.value if isinstance(b, Py) else None)
-            if isinstance(pa, tuple) or isinstance(pb, tuple):
-                a = Seq([Py(x) for x in pa], "tuple") if isinstance(pa, tuple) else a
-                b = Seq([Py(x) for x in pb], "tuple") if isinstance(pb, tuple) else b
+            if isinstance(pa, (tuple, list)) or isinstance(pb, (tuple, list)):
+                a = Seq([Py(x) for x in pa], "tuple" if isinstance(pa, tuple) else "list") \
+                    if isinstance(pa, (tuple, list)) else a
+                b = Seq([Py(x) for x in pb], "tuple" if isinstance(pb, tuple) else "list") \
+                    if isinstance(pb, (tuple, list)) else b
         if isinstance(a, Seq) and isinstance(b, Seq) and op is ast.Add:
             if len(a.items) + len(b.items) > MAX_ITEMS:
                 return Opaque("add")
@@ -2309,6 +2350,13 @@ class Interpreter(ObjectModel):
     def method_call(self, t: TensorRef, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         m = self.meta(t)
         args, kwargs = _as_tensors(args, kwargs)
+        if t.vid in self.concrete and (known := self.concrete_op(name, t, args, kwargs)) is not None:
+            fact = self.table.for_method(name)
+            if not isinstance(known, C.Concrete):
+                if self.recording and fact is not None:  # `.item()` in the call: it still runs
+                    self.apply_fact(fact, t, args, kwargs, node)
+                return known
+            return self.with_elements(None if fact is None else self.apply_fact(fact, t, args, kwargs, node), known)
         if name in ("reshape_as", "expand_as") and args and isinstance(args[0], TensorRef):
             return self.apply(name[:-3], t, [ShapeRef(args[0].vid)], {}, node)
         if name in ("size", "shape"):
@@ -2340,6 +2388,73 @@ class Interpreter(ObjectModel):
             inplace = name.endswith("_") and not name.endswith("__")  # by torch's naming: it writes t
             return self.placeholder([t, *args, *kwargs.values()], name, node, writes=t if inplace else None)
         return self.apply_fact(fact, t, args, kwargs, node)
+
+    def concrete_op(self, name: str, t: TensorRef | None, args: list[object], kwargs: dict[str, object]) -> object:
+        """A torch function or Tensor method on plain numbers and tensors whose elements are known, while
+        a model is built (concrete.py): its result with elements, or a plain number (`.item()`,
+        `.tolist()`); None when it is not one of those (the op is then followed as any other)."""
+        vals = [_plain(a, self.concrete) for a in args]
+        kw = {k: _plain(v, self.concrete) for k, v in kwargs.items() if k not in ("device", "requires_grad", "layout")}
+        if any(v is _MISSING for v in [*vals, *kw.values()]):
+            return None
+        if t is not None:
+            vals.insert(0, self.concrete[t.vid])
+        name = name.strip("_")
+        reflected = name.startswith("r") and name[1:] in ("add", "sub", "mul", "truediv", "floordiv", "pow", "mod")
+        name = {"truediv": "div", "floordiv": "floor_divide", "mod": "remainder"}.get(name[1:] if reflected else name,
+                                                                                     name[1:] if reflected else name)
+        first = vals[0] if vals else None
+        out: object = None
+        if t is None and name in ("arange", "linspace", "tensor", "as_tensor", "zeros", "ones"):
+            out = C.create(name, vals, kw)
+        elif not isinstance(first, C.Concrete) and not (len(vals) == 2 and isinstance(vals[1], C.Concrete)):
+            return None
+        elif name in ("item", "tolist") and not kw and len(vals) == 1:
+            return Py(first.python()) if name == "tolist" or first.dim == 0 else None
+        elif name in C.CASTS and len(vals) == 1 and not kw:
+            out = C.Concrete(first.values, first.dim, first.kind) if C.CASTS[name] == first.kind else \
+                C.unary("trunc", first) if C.CASTS[name] == "int" else None
+            if out is not None and C.CASTS[name] != first.kind:
+                out = C.Concrete(tuple(int(v) for v in out.values), out.dim, "int")
+            elif out is None and C.CASTS[name] == "float":
+                out = C.binary("mul", first, 1.0)
+        elif name in ("max", "min", "sum", "prod", "amax", "amin") and len(vals) == 1 and not kw:
+            out = C.reduce(name, first)
+        elif name in ("unique", "split") and self.recording:
+            return None  # their tensors' sizes come from the values: left to the ops' own rules in a call
+        elif name == "unique" and len(vals) == 1 and set(kw) <= {"return_counts", "sorted"}:
+            outs = C.unique(first, bool(kw.get("return_counts")))
+            if outs is None:
+                return None
+            made = [self.const_tensor(c) for c in outs]
+            return made[0] if len(made) == 1 else Seq(made, "tuple")
+        elif name == "diff" and len(vals) == 1 and not kw:
+            out = C.diff(first)
+        elif name == "split" and len(vals) == 2 and isinstance(vals[1], list) and not kw:
+            parts = C.split(first, vals[1])
+            return Seq([self.const_tensor(c) for c in parts], "tuple") if parts is not None else None
+        elif len(vals) == 1 and not kw:
+            out = C.unary(name, first)
+        elif len(vals) == 2 and not kw:
+            a, b = (vals[1], vals[0]) if reflected else (vals[0], vals[1])
+            out = C.binary(name, a, b)
+        return out if isinstance(out, C.Concrete) else None
+
+    def const_tensor(self, c: C.Concrete) -> TensorRef:
+        """A tensor built while constructing a model, whose elements are known (concrete.py)."""
+        t = self.new_tensor(TensorMeta((len(c.values),) if c.dim else (), c.dtype))
+        self.concrete[t.vid] = c
+        return t
+
+    def with_elements(self, made: object, c: C.Concrete) -> object:
+        """The op's own result, given its elements; a tensor of them where the op is not one kpredict
+        follows (its result is then unknown, where the elements are known)."""
+        if isinstance(made, TensorRef):
+            shape = self.meta(made).shape
+            if shape is None or shape == ((len(c.values),) if c.dim else ()):
+                self.concrete[made.vid] = c
+                return made
+        return self.const_tensor(c)
 
     def to_call(self, t: TensorRef, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         dtype = None

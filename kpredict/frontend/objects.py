@@ -29,7 +29,7 @@ from kpredict.frontend.frame import MAX_ITEMS, Frame, _Break, _Budget, _Continue
 from kpredict.frontend.frame import MISSING as M
 from kpredict.frontend.parse import SETTER, ModuleInfo, node_text
 from kpredict.frontend.values import (
-    CATALOGUE, BoundBuiltin, ClassRef, Closure, CompiledRef, DataclassInit, Dict, FileMod, FuncRef, Instance, MethodRef,
+    CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, Closure, CompiledRef, DataclassInit, Dict, FileMod, FuncRef, Instance, MethodRef,
     ModRef,
     NNModule, Opaque, Partial, Py, Seq, Super, Sym, SymObj, TensorRef, Tracked, Unknown, touch,
 )
@@ -906,6 +906,25 @@ class ObjectModel:
                 out.extend(self.submodules(x, seen))
         return out
 
+    def child_items(self, inst: Instance) -> list[tuple[str, Instance]]:
+        """`named_children()`: (name, module) of the modules registered on inst, first registration of each."""
+        pairs = [(k, v) for k, v in inst.attrs.items()] + [(str(i), v) for i, v in enumerate(inst.children or [])] \
+            + list((inst.named or {}).items())
+        out: list[tuple[str, Instance]] = []
+        seen: set[int] = set()
+        for k, v in pairs:
+            if isinstance(v, Instance) and id(v) not in seen and v.mod != CONTAINER \
+                    and (self.is_module(v) or self.func_def_in_mro(v, "forward") is not None):
+                seen.add(id(v))
+                out.append((k, v))
+        return out
+
+    def direct_children(self, inst: Instance) -> list[Instance]:
+        return [v for _, v in self.child_items(inst)]
+
+    def child_names(self, inst: Instance) -> list[str]:
+        return [k for k, _ in self.child_items(inst)]
+
     def tensors_of(self, inst: Instance) -> list[tuple[str, TensorRef]]:
         out: list[tuple[str, TensorRef]] = []
         seen: set[int] = set()
@@ -1095,9 +1114,14 @@ class ObjectModel:
             return Seq([t for _n, t in self.tensors_of(inst)], "list")
         if name in ("named_parameters", "named_buffers"):
             return Seq([Seq([Py(n), t]) for n, t in self.tensors_of(inst)], "list")
-        if name in ("modules", "children"):
-            subs = self.submodules(inst)
-            return Seq(subs if name == "modules" else subs[1:], "list")
+        if name == "modules":
+            return Seq(self.submodules(inst), "list")
+        if name in ("children", "named_children"):
+            # the direct submodules only (timm's RegStage: `for block in self.children()`), in the
+            # order they were registered; every descendant was a module called twice
+            kids = self.direct_children(inst)
+            return Seq(kids if name == "children" else [Seq([Py(n), m]) for m, n in zip(kids, self.child_names(inst))],
+                       "list")
         if name in ("append", "extend", "insert") and inst.children is not None:
             touch(inst)  # its children, changed through a Seq made for the call
             self.list_method(Seq(inst.children, "list"), name, args)
