@@ -29,6 +29,12 @@ def _lint(name: str) -> Callable[[], click.Command]:
     return load
 
 
+def _graph() -> click.Command:
+    from kpredict.graph_command import graph_command
+
+    return graph_command
+
+
 def _verify() -> click.Command:
     from kpredict.verify.command import verify_command  # verify needs no torch to import its command line
 
@@ -44,6 +50,8 @@ COMMANDS: dict[str, tuple[Callable[[], click.Command], str]] = {
     "rules": (_lint("rules"), "List every rule: code, name, default severity and what it reports."),
     "diff": (_lint("diff"), "Per changed function: eager and compiled kernels and bytes at BASE and at HEAD "
                             "(default: the working tree), for the .py files git sees changed between them."),
+    "graph": (_graph, "Draw one function's op graph with its kernels as clusters, labelled with bytes and "
+                      "modelled time."),
     "verify": (_verify, "Run PATH (as a script), PATH::QUALNAME (one function) or PATH::* (every function with "
                         "example inputs) and compare what ran with the prediction."),
 }

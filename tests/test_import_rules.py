@@ -85,6 +85,7 @@ LAYERS: dict[str, int] = {
     "kpredict.lint": 8,
     "kpredict.verify": 8,
     "kpredict.report_command": 8,
+    "kpredict.graph_command": 8,
     # 9. the command line.
     "kpredict.cli": 9,
     "kpredict.__main__": 9,
@@ -97,6 +98,7 @@ LAZY: dict[tuple[str, str], str] = {
     ("kpredict.cli", "kpredict.report_command"): STARTUP,
     ("kpredict.cli", "kpredict.lint.commands"): STARTUP,
     ("kpredict.cli", "kpredict.verify.command"): STARTUP,
+    ("kpredict.cli", "kpredict.graph_command"): STARTUP,
 }
 
 # (importer, imported) -> why an annotation names a type of a higher layer (`if TYPE_CHECKING:` only).
