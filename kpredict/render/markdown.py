@@ -1,5 +1,6 @@
 """`--output-format markdown`: a review comment. First a table of every function that launches
-kernels (eager and compiled kernels and bytes, findings), then the findings with their figures."""
+kernels (eager and compiled kernels and bytes, the modelled speedup, findings), then the findings
+with their figures."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def render(run: LintRun) -> str:
         title += f", {e} file{'' if e == 1 else 's'} not analyzed"
     out = [f"### kpredict: {title}", "", f"Predicted for `{run.target}`, per call; compiled means under `torch.compile`.", ""]
     rows = []
+    devices: set[str] = set()
     for f in run.files:
         if f.error:
             continue
@@ -32,17 +34,23 @@ def render(run: LintRun) -> str:
             lb = fn.lower_bound  # never a silent zero: a function with something not understood is listed
             if not fn.eager.kernels and not fn.compiled.kernels and not lb and fn.qualname not in per_fn:
                 continue
+            speedup = "?" if fn.speedup is None or lb else f"{fn.speedup:.2f}x"
+            if fn.device:
+                devices.add(fn.device)
             rows.append(f"| `{cell(f.relpath)}::{cell(fn.qualname)}` | {cell(at_least(fn.eager.kernels, lb))} "
                         f"| {cell(at_least(human_bytes(fn.eager.bytes), lb))} | {cell(at_least(fn.compiled.kernels, lb))} "
-                        f"| {cell(at_least(human_bytes(fn.compiled.bytes), lb))} | {per_fn.get(fn.qualname, 0)} |")
+                        f"| {cell(at_least(human_bytes(fn.compiled.bytes), lb))} | {speedup} | {per_fn.get(fn.qualname, 0)} |")
     if rows:
-        table = ["| function | eager kernels | eager bytes | compiled kernels | compiled bytes | findings |",
-                 "|---|---:|---:|---:|---:|---:|", *rows]
+        table = ["| function | eager kernels | eager bytes | compiled kernels | compiled bytes | speedup | findings |",
+                 "|---|---:|---:|---:|---:|---:|---:|", *rows]
         if len(rows) > COLLAPSE_ROWS:
             out += [f"<details><summary>{len(rows)} functions</summary>", "", *table, "", "</details>"]
         else:
             out += table
         out.append("")
+        if devices:
+            out += [f"Speedup: modelled eager time / compiled time, a roofline model on {', '.join(sorted(devices))} "
+                    "(kpredict's docs/time.md), unchecked against a measurement.", ""]
     if n:
         out += ["#### Findings", ""]
         for f, d in run.diagnostics():
