@@ -152,3 +152,16 @@ def test_sweep_shows_where_compile_stops_paying():
     assert [p["eager_time_us"] for p in pts] == sorted(p["eager_time_us"] for p in pts)
     two = subprocess.run(cmd[:-4] + ["--dim", "B=1,2", "--dim", "T=8,16"], cwd=REPO, capture_output=True, text=True)
     assert two.returncode == 2 and "one size can be swept" in two.stderr
+
+
+def test_calibration_compare_counts_agreement_within_30_percent():
+    """scripts/record_times.py's comparison on a made-up observation (no GPU has been lent): the seed's
+    add_relu predicted at 1.79x agrees with 1.5x measured, not with 3x."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    import record_times
+
+    obs = {"files": {"fixtures/seed/add_relu.py": {"functions": {"add_relu": {"eager_us": 15.0, "compiled_us": 10.0}}}}}
+    rows, share = record_times.compare(obs, "h100")
+    assert [r["within"] for r in rows] == [True] and share == 1.0
+    obs["files"]["fixtures/seed/add_relu.py"]["functions"]["add_relu"]["compiled_us"] = 5.0
+    assert record_times.compare(obs, "h100")[1] == 0.0
