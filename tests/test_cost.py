@@ -165,3 +165,11 @@ def test_calibration_compare_counts_agreement_within_30_percent():
     assert [r["within"] for r in rows] == [True] and share == 1.0
     obs["files"]["fixtures/seed/add_relu.py"]["functions"]["add_relu"]["compiled_us"] = 5.0
     assert record_times.compare(obs, "h100")[1] == 0.0
+
+
+def test_verbose_text_lists_each_kernel_with_its_bound():
+    out = subprocess.run([sys.executable, "-m", "kpredict", "--no-cache", "-v", "fixtures/seed/seed.py::add_relu"],
+                         cwd=REPO, capture_output=True, text=True).stdout
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith("      aten::") or ln.startswith("      triton_")]
+    assert [(r[0], r[-1]) for r in rows] == [("aten::add", "memory"), ("aten::relu", "memory"),
+                                             ("triton_poi_fused_add_relu_0", "memory")]

@@ -98,6 +98,8 @@ def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
         lines.append("    " + causes_line(fn))
     if c.kernel_names:
         lines.append("    kernels: " + _kernel_names(list(c.kernel_names), verbose))
+    if verbose:
+        _kernel_costs(fn, lines)
     for b in c.graph_breaks:
         lines.append(f"    graph break at line {b.line}: {b.reason}")
     shown = [r for r in fn.ops if r.kernels or r.group is not None or verbose]
@@ -116,6 +118,18 @@ def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
         lines.append(f"    not understood at line {u.line}: {u.name} (counted as 0 kernels)")
     for a in fn.assumptions:
         lines.append(f"    assumed: {a}")
+
+
+def _kernel_costs(fn: FunctionReport, lines: list[str]) -> None:
+    """-v: each kernel's modelled cost, eager then compiled: bytes, FLOPs, time and what bounds it."""
+    for mode, cost in (("eager", fn.eager_cost), ("compiled", fn.compiled_cost)):
+        if not cost.kernels:
+            continue
+        lines.append(f"    {mode + ' kernels, model on ' + str(fn.device):<42} {'bytes':>10} {'flops':>9} {'time':>10}  bound")
+        for k in cost.kernels:
+            times = f" x{k.launches}" if k.launches > 1 else ""
+            lines.append(f"      {(k.name + times)[:40]:<40} {human_bytes(k.bytes):>10} {human_flops(k.flops):>9} "
+                         f"{human_time(k.time_us):>10}  {k.bound}")
 
 
 def _row_keys(rows: list) -> list[tuple]:
