@@ -173,3 +173,18 @@ def test_verbose_text_lists_each_kernel_with_its_bound():
     rows = [ln.split() for ln in out.splitlines() if ln.startswith("      aten::") or ln.startswith("      triton_")]
     assert [(r[0], r[-1]) for r in rows] == [("aten::add", "memory"), ("aten::relu", "memory"),
                                              ("triton_poi_fused_add_relu_0", "memory")]
+
+
+def test_bfloat16_matmuls_run_at_the_tensor_core_rate():
+    src = ("import torch\n# kpredict: example a=randn(8192, 8192, dtype=torch.bfloat16) b=randn(8192, 8192, dtype=torch.bfloat16)\n"
+           "def f(a, b):\n    return a @ b\n")
+    half = one(src)
+    full = one(src.replace(", dtype=torch.bfloat16", ""))
+    assert half.eager_cost.flops == full.eager_cost.flops
+    (k,) = half.eager_cost.kernels
+    assert k.bound == "compute"
+    h100 = default_devices()["h100"]
+    assert full.eager_cost.time_us / half.eager_cost.time_us == pytest.approx(
+        h100.peaks["bf16"] / h100.peaks["fp32"], rel=0.01)
+    assert not any("fp32 rate" in a for a in half.assumptions)
+    assert any("fp32 rate" in a for a in full.assumptions)
