@@ -349,6 +349,23 @@ class Net(nn.Module):
             x = block(x)
         return x
 ''', 4),
+    # swin's relative position bias: an index built with meshgrid, gathered as table[index.view(-1)]
+    "meshgrid_and_index": ('''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        coords = torch.stack(torch.meshgrid(torch.arange(2), torch.arange(2), indexing="ij"))
+        flat = torch.flatten(coords, 1)
+        rel = (flat[:, :, None] - flat[:, None, :]).permute(1, 2, 0).contiguous()
+        self.register_buffer("index", rel.sum(-1), persistent=False)
+        self.table = nn.Parameter(torch.zeros(9, 2))
+        gx, gy = torch.meshgrid(torch.arange(2), torch.arange(3), indexing="xy")
+        self.rows = gx.shape[0] + gy.shape[1]  # 3 + 2
+
+    def forward(self, x):
+        bias = self.table[self.index.view(-1)].view(4, 4, -1).permute(2, 0, 1).contiguous()
+        return x[:, :self.rows] + bias.sum()
+''', 4),
     # swin's shifted windows
     "roll": ('''
 class Net(nn.Module):

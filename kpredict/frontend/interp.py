@@ -2240,7 +2240,11 @@ class Interpreter(ObjectModel):
                 self.apply_fact(self.fact("is_nonzero"), None, [], {}, node, category="sync", quiet=True)
                 self.graph_break(node, "boolean-mask indexing has a data-dependent output shape")
                 return self.apply_fact(self.fact("index"), t, tensors, {}, node)
-            return self.apply_fact(self.fact("index"), t, tensors, {}, node)
+            # one index tensor on dim 0, the rest whole (`table[idx]`, swin's relative position bias):
+            # the rule knows its shape
+            lead = len(tensors) == 1 and parts[0] is tensors[0] and all(
+                py(p, _MISSING) in (slice(None), Ellipsis) for p in parts[1:])
+            return self.apply_fact(self.fact("index"), t, tensors, {"leading": Py(True)} if lead else {}, node)
         m = self.meta(t)
         shape = list(m.shape) if m.shape is not None else None
         out: list[int | None] | None = [] if shape is not None else None

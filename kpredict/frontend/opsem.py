@@ -555,6 +555,11 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
     elif rule == "stack":
         d = a.py(1, "dim", 0)
         shape = S.stack_shape([m.shape for m in metas], d) if isinstance(d, int) else None
+    elif rule == "index":
+        # x[idx], one integer index tensor on dim 0 (the interpreter says so with `leading`): idx.shape + x.shape[1:]
+        if a.py(None, "leading", False) and len(metas) == 2 and first.shape is not None \
+                and metas[1].shape is not None and metas[1].dtype != "bool":
+            shape = metas[1].shape + first.shape[1:]
     elif rule == "gather":
         shape = metas[1].shape if len(metas) > 1 else None
     elif rule == "embedding":
