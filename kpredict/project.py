@@ -13,6 +13,7 @@ of a file reads its `[tool.kpredict.examples]` and `[tool.kpredict.init]` entrie
     target = "cuda"                 # cuda | cpu
     mode = "eval"                   # eval | train
     all-files = false               # also analyze files that reach no torch import
+    gpu = "h100"                    # the time model's device preset (rules/devices.toml; --gpu wins)
     select = ["ALL"]                # the lint keys: see kpredict/lint/config.py
     ignore = ["KP601"]
     per-file-ignores = { "tests/*" = ["KP4"] }
@@ -36,9 +37,10 @@ An unknown key, or a value of the wrong kind, is a ConfigError: one line naming 
 (exit status 2 on the command line). The lint keys' codes and rule options are checked by
 kpredict.lint.config, which builds on this module.
 
-Layer: project settings and inputs. This module imports the standard library, kpredict.settings and
-kpredict.reads (to list the pyproject.toml among the files an analysis read, for the per-file
-cache) only: nothing of the frontend, models, api, lint, render, verify or cli.
+Layer: project settings and inputs. This module imports the standard library, kpredict.settings,
+kpredict.devices (the preset names `gpu` may take) and kpredict.reads (to list the pyproject.toml
+among the files an analysis read, for the per-file cache) only: nothing of the frontend, models,
+api, lint, render, verify or cli.
 """
 
 from __future__ import annotations
@@ -50,12 +52,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kpredict.devices import default_devices
 from kpredict.reads import note
 from kpredict.settings import Settings
 
 TARGETS = ("cuda", "cpu")
 MODES = ("eval", "train")
-PREDICTION_KEYS = ("target", "mode", "all-files", "dims", "examples", "init")
+PREDICTION_KEYS = ("target", "mode", "all-files", "dims", "examples", "init", "gpu")
 LINT_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "extend-per-file-ignores", "exclude",
              "extend-exclude", "output-format", "baseline", "rules")
 KEYS = PREDICTION_KEYS + LINT_KEYS
@@ -194,6 +197,7 @@ def check_table(table: dict[str, Any], where: str) -> None:
                           f"(known: {', '.join(KEYS)})")
     _choice(table, "target", TARGETS, where)
     _choice(table, "mode", MODES, where)
+    _choice(table, "gpu", tuple(sorted(default_devices())), where)
     if not isinstance(table.get("all-files", False), bool):
         raise ConfigError(f"{where}: all-files must be true or false, not {table['all-files']!r}")
     dims = table.get("dims", {})
@@ -225,10 +229,15 @@ def merge(table: dict[str, Any], options: Options = Options()) -> Settings:
     """Settings from a checked table with the command line on top."""
     dims = dict(table.get("dims", {}))
     dims.update(dict(options.dims))
-    return Settings(target=options.target or table.get("target", "cuda"),
+    target = options.target or table.get("target", "cuda")
+    gpu = table.get("gpu")
+    if gpu is not None and default_devices()[gpu].target != target:
+        gpu = None  # a preset of another target (an h100 while --target cpu): the target's own default
+    return Settings(target=target,
                     mode=options.mode or table.get("mode", "eval"),
                     dims=tuple(sorted(dims.items())),
-                    all_files=bool(table.get("all-files", False)) or options.all_files)
+                    all_files=bool(table.get("all-files", False)) or options.all_files,
+                    gpu=gpu)
 
 
 def load(path: str | os.PathLike[str], options: Options = Options()) -> Project:

@@ -188,3 +188,18 @@ def test_bfloat16_matmuls_run_at_the_tensor_core_rate():
         h100.peaks["bf16"] / h100.peaks["fp32"], rel=0.01)
     assert not any("fp32 rate" in a for a in half.assumptions)
     assert any("fp32 rate" in a for a in full.assumptions)
+
+
+def test_gpu_from_the_project_config(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.kpredict]\ngpu = "l4"\n')
+    (tmp_path / "m.py").write_text("import torch\n# kpredict: example x=randn(1000)\ndef f(x):\n    return x * 2\n")
+    run = [sys.executable, "-m", "kpredict", "report", "--no-cache", "--output-format", "json"]
+    doc = json.loads(subprocess.run(run + [str(tmp_path / "m.py")], capture_output=True, text=True, check=True).stdout)
+    assert doc["files"][0]["functions"][0]["device"] == "l4"
+    over = subprocess.run(run + ["--gpu", "h200", str(tmp_path / "m.py")], capture_output=True, text=True, check=True)
+    assert json.loads(over.stdout)["files"][0]["functions"][0]["device"] == "h200"  # the command line wins
+    cpu = subprocess.run(run + ["--target", "cpu", str(tmp_path / "m.py")], capture_output=True, text=True, check=True)
+    assert json.loads(cpu.stdout)["files"][0]["functions"][0]["device"] == "cpu"  # l4 is a cuda preset
+    (tmp_path / "pyproject.toml").write_text('[tool.kpredict]\ngpu = "v100"\n')
+    bad = subprocess.run(run + [str(tmp_path / "m.py")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "gpu must be one of" in bad.stderr
