@@ -61,9 +61,10 @@ def _matrix_flops(kind: str, op: Op, fg: FunctionGraph) -> int | None:
         return 2 * prod(out) * prod(w[1:])
     if kind == "conv_transpose":
         x, w = _shape(fg, op.inputs, 0), _shape(fg, op.inputs, 1)
-        if x is None or w is None or len(x) < 3:
+        if x is None or w is None or len(x) not in (len(w), len(w) - 1):
             return None
-        return 2 * x[0] * prod(x[2:]) * prod(w)
+        batch, spatial = (x[0], x[2:]) if len(x) == len(w) else (1, x[1:])  # (N, C, ...) or unbatched (C, ...)
+        return 2 * batch * prod(spatial) * prod(w)
     # sdpa: q (..., Hq, Sq, D), k (..., Hkv, Sk, D), v (..., Hkv, Sk, Dv); GQA broadcasts k and v
     q, k, v = (_shape(fg, op.inputs, i) for i in range(3))
     if q is None or k is None or v is None or len(q) < 2 or len(k) < 2:

@@ -203,3 +203,19 @@ def test_gpu_from_the_project_config(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.kpredict]\ngpu = "v100"\n')
     bad = subprocess.run(run + [str(tmp_path / "m.py")], capture_output=True, text=True)
     assert bad.returncode == 2 and "gpu must be one of" in bad.stderr
+
+
+def test_conv_transpose_flops_batched_and_not():
+    src = """import torch
+import torch.nn.functional as F
+# kpredict: example x=randn(2, 8, 10, 10) w=randn(8, 4, 3, 3)
+def batched(x, w):
+    return F.conv_transpose2d(x, w)
+# kpredict: example x=randn(8, 10, 10) w=randn(8, 4, 3, 3)
+def unbatched(x, w):
+    return F.conv_transpose2d(x, w)
+"""
+    fns = {f.qualname: f for f in analyze_source(src, "t.py", Settings(target="cpu")).functions}
+    # torch.utils.flop_counter.conv_flop_count(transposed=True): 2 * N * prod(x spatial) * prod(w.shape)
+    assert fns["batched"].eager_cost.flops == 2 * 2 * 100 * (8 * 4 * 9)
+    assert fns["unbatched"].eager_cost.flops == 2 * 1 * 100 * (8 * 4 * 9)  # aten sees it with a batch of 1
