@@ -450,3 +450,20 @@ def run(x):
 '''
     f = analyze_source(src, "m.py", Settings(target="cpu"), only="run").functions[0]
     assert any("while building the model" in a and "LayerNorm" in a for a in f.assumptions), f.assumptions
+
+
+def test_op_not_understood_while_building_is_said() -> None:
+    """A torch op kpredict does not model, run while the model is built, made a buffer of unknown
+    shape without a word (swin's meshgrid did): it is listed with the figures of the call."""
+    src = HEAD + '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("pairs", torch.cartesian_prod(torch.arange(2), torch.arange(2)))
+
+    def forward(self, x):
+        return x + self.pairs.sum()
+''' + TAIL
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="run").functions[0]
+    assert any("torch.cartesian_prod not understood while building the model" in a for a in f.assumptions), \
+        f.assumptions

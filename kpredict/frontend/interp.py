@@ -547,6 +547,12 @@ class Interpreter(ObjectModel):
             u = UnknownOp(getattr(self.anchor or node, "lineno", 0), name)
             if u not in self.fg.unknowns:
                 self.fg.unknowns.append(u)
+        elif name.startswith("torch.") and not name.endswith("_"):
+            # while a model is built its ops are not the call's, but what they make can be (a buffer
+            # of unknown shape makes the call's sizes unknown, swin's meshgrid did): said, not silent
+            where = f" ({self.stack[-1]})" if self.stack else ""
+            self.assume(f"line {getattr(node, 'lineno', 0)}{where}: {name} not understood while building the model; "
+                        "what it made has no known shape", force=True)
 
     def assume(self, text: str, force: bool = False) -> None:
         if self.recording and not force:
