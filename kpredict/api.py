@@ -159,7 +159,7 @@ def rerun(module: ModuleInfo, table: OpTable, qualname: str,
     values and settings the first analysis was given."""
 
     def run(settings: Settings, met: dict[int, set[int]] | None = None) -> tuple[FunctionGraph, FunctionReport] | None:
-        again = shared.for_rerun(settings, first) if shared is not None else None
+        again = shared.for_rerun(settings, first, qualname) if shared is not None else None
         if met is None:
             for fg in build_graphs(module, table, settings, only=qualname, examples=examples, inits=inits,
                                    shared=again):

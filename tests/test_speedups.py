@@ -1231,7 +1231,7 @@ def test_reruns_under_equal_settings_share_built_objects(monkeypatch: pytest.Mon
     assert "n_layer" in str(heads["HeadA.forward"].eager.kernels)
     assert "n_layer" in str(heads["HeadB.forward"].eager.kernels)
     real = Shared.for_rerun
-    monkeypatch.setattr(Shared, "for_rerun", lambda self, settings=None, first=None: real(self))  # fresh every time
+    monkeypatch.setattr(Shared, "for_rerun", lambda self, settings=None, first=None, entry=None: real(self))  # fresh every time
     built.clear()
     slow = analyze_source(HEADS_OVER_A_LOOP_COUNT, "heads.py", Settings())
     assert file_dict(fast) == file_dict(slow)

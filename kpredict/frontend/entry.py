@@ -382,6 +382,7 @@ def _run_entry(module: ModuleInfo, table: OpTable, settings: Settings, shared: S
     """Analyze entry function fg.qualname into fg, as if called alone with the arguments found for it."""
     qualname = fg.qualname
     shared.constructed.begin()
+    shared.loops_seen = {}
     it = Interpreter(module, table, settings, fg, {}, env, shared)
     it.steps_left = given = min(it.steps_left, shared.file_steps)
     ret = None
@@ -415,6 +416,10 @@ def _run_entry(module: ModuleInfo, table: OpTable, settings: Settings, shared: S
         fg.unknowns.append(UnknownOp(fdef.lineno, "internal error: nesting too deep"))
         fg.cut_short = True
     shared.constructed.end()
+    if not shared.rerun_states:  # a first analysis: what its reruns count as it did (Shared.for_rerun)
+        first = shared.first_loops.setdefault(qualname, {})
+        for node, known in shared.loops_seen.items():
+            first[node] = first.get(node, False) or known
     shared.file_steps -= given - max(it.steps_left, 0)
     fg.returns = _returns(ret)
     if not fg.returns and not (isinstance(ret, Py) and ret.value is None):

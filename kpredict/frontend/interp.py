@@ -139,6 +139,12 @@ class Shared:
         self.rerun_states: dict[Settings, tuple[ConstructMemo, Summaries]] = {}  # per settings (for_rerun)
         self.file_steps = FILE_STEPS  # statements left for the file's analyses
         self.pyproject: dict[str, dict[str, str]] | None = None  # the file's [tool.kpredict.*] entries
+        # loops (for statements, comprehension generators) whose count an analysis met: node -> known at
+        # least once; per entry function for the first analyses, so that its reruns at marker sizes
+        # count a loop the first analysis could not (`range(seq_len)`) once too (`frozen`), as it did
+        self.loops_seen: dict[ast.AST, bool] = {}
+        self.first_loops: dict[str, dict[ast.AST, bool]] = {}
+        self.frozen: frozenset[ast.AST] = frozenset()
         # which mode `torch.compiler.is_compiling()` answers for ("eager" | "compiled"), and how many
         # times code asked: an entry function that asked is analyzed once per mode (entry.py)
         self.mode = "eager"
@@ -155,7 +161,8 @@ class Shared:
             "__kp_compiling__": ModRef("kpredict.hook.compiling"),
         }
 
-    def for_rerun(self, settings: Settings | None = None, first: Settings | None = None) -> Shared:
+    def for_rerun(self, settings: Settings | None = None, first: Settings | None = None,
+                  entry: str | None = None) -> Shared:
         """This Shared, ready to analyze the same file again under other settings (symbolic.py: a
         loop count set to 1, 2, 3) once its own analyses are over: what was learned about the other
         modules (their parses and top-level names, classes, imports) is kept rather than learned
@@ -171,7 +178,13 @@ class Shared:
 
         Reruns under equal `settings` (the four heads of wav2vec2_bert, each at n = 1, 2, 3) share
         their built objects and call summaries, as the first pass's analyses do: each head's rerun
-        built the whole model again, 90% of the reruns' time in that file."""
+        built the whole model again, 90% of the reruns' time in that file.
+
+        A loop whose count the first analysis of `entry` never knew stays counted once in the reruns
+        (`frozen`): its count can come only from a marker size (shape_report's B=2112), and following
+        2,112 iterations (mamba's scan over `range(seq_len)`) costs minutes and changes the figures'
+        structure from the first analysis'."""
+        self.frozen = frozenset(n for n, known in self.first_loops.get(entry or "", {}).items() if not known)
         if first is not None and first not in self.rerun_states:
             self.rerun_states[first] = (self.constructed, self.summaries)  # the first analyses'
         state = self.rerun_states.get(settings) if settings is not None else None
@@ -590,14 +603,19 @@ class Interpreter(ObjectModel):
         self.active.add(key)
         self.frames.append([len(self.fg.ops), None, [], len(self.fg.graph_breaks)])
         try:
-            self.exec_block(fdef.body, frame)
-        except _Return as r:
-            return r.value
+            return self.body_value(fdef, frame)
         finally:
             self.stack.pop()
             self.active.discard(key)
             self.anchor = anchor
             self.frame_done(self.frames.pop(), node or fdef, mod == CATALOGUE)
+
+    def body_value(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame) -> object:
+        """What a function's body returns: the value of its `return`, None when it falls off the end."""
+        try:
+            self.exec_block(fdef.body, frame)
+        except _Return as r:
+            return r.value
         return Py(None)
 
     def bind_params(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame,
@@ -1009,6 +1027,11 @@ class Interpreter(ObjectModel):
         if items is None:
             it = self.ev(s.iter, frame)
             items = self.iterate(it, s.iter)
+            if items is not None and s in self.shared.frozen:
+                items = None
+            elif not isinstance(it, SymRange):
+                seen = self.shared.loops_seen
+                seen[s] = seen.get(s, False) or items is not None
             if items is None:
                 self.assume(f"line {s.lineno}: loop count not known statically; the body is counted once")
                 items = [Opaque("loop item") if not isinstance(it, TensorRef) else self.unary_view(it, "select", None)]
@@ -1318,7 +1341,13 @@ class Interpreter(ObjectModel):
             out.append(self.ev(e.elt, sub))
             return
         g = e.generators[i]
-        items = self.iterate(self.ev(g.iter, sub), g.iter)
+        it = self.ev(g.iter, sub)
+        items = self.iterate(it, g.iter)
+        if items is not None and g in self.shared.frozen:
+            items = None
+        elif not isinstance(it, SymRange):
+            seen = self.shared.loops_seen
+            seen[g] = seen.get(g, False) or items is not None
         if items is None:
             self.assume(f"line {e.lineno}: comprehension length not known statically; counted once")
             items = [Opaque("item")]
@@ -1595,12 +1624,9 @@ class Interpreter(ObjectModel):
         self.bind_params(fdef, frame, args, kwargs, None)
         self.stack.append(qual)
         try:
-            self.exec_block(fdef.body, frame)
-        except _Return as r:
-            return r.value
+            return self.body_value(fdef, frame)
         finally:
             self.stack.pop()
-        return Py(None)
 
     def map_filter(self, name: str, args: list[object], node: ast.AST, frame: Frame) -> object:
         """`map(f, xs, ...)` and `filter(f, xs)`, evaluated where they are called. Python runs them
