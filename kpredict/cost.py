@@ -164,6 +164,7 @@ def total(costs: list[KernelCost], field: str) -> int | float | None:
 
 
 def speedup(eager_us: float | None, compiled_us: float | None) -> float | None:
+    """Eager time / compiled time; None when either is unknown or nothing runs compiled."""
     if eager_us is None or compiled_us is None or compiled_us <= 0:
         return None
     return eager_us / compiled_us
