@@ -467,3 +467,35 @@ class Net(nn.Module):
     f = analyze_source(src, "m.py", Settings(target="cpu"), only="run").functions[0]
     assert any("torch.cartesian_prod not understood while building the model" in a for a in f.assumptions), \
         f.assumptions
+
+
+def test_second_layout_for_a_kernel_computed_input() -> None:
+    """Compiled on cpu: a tensor a generated kernel computes, read by a 3x3 convolution and by a 1x1
+    one, is written channels-last for the first and copied by a kernel of its own for the other
+    (torchvision's resnet18 after each downsample's add; squeezenet's fire modules). Two resnet
+    BasicBlocks, the second with a 1x1 shortcut: 11 kernels by the CPU oracle (kpredict verify
+    --device cpu, torch 2.13: torchvision.models.resnet.BasicBlock written out)."""
+    src = HEAD + '''
+class Block(nn.Module):
+    def __init__(self, cin, cout, stride=1, down=False):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)) if down else None
+
+    def forward(self, x):
+        out = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+        return torch.relu(out + (self.down(x) if self.down is not None else x))
+
+
+MODEL = nn.Sequential(Block(16, 16), Block(16, 32, 2, True)).eval()
+
+
+# kpredict: example x=randn(1, 16, 16, 16)
+def run(x):
+    return MODEL(x)
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="run").functions[0]
+    assert (f.eager.kernels, f.compiled.kernels) == (16, 11)

@@ -112,23 +112,48 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
 
 
 def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
-    """Two convolutions reading the same tensor read one channels-last copy of it: the second
-    layout copy (`conv_layout`, compiled mode only) is a view of the first [M-CPU
-    fixtures/models/resnet_block.py BasicBlock: x feeds conv1 and the 1x1 shortcut, one copy kernel]."""
-    first: dict[int, int] = {}  # input value -> output of its first layout copy
+    """Two convolutions reading the same input of the graph read one channels-last copy of it: the
+    second layout copy (`conv_layout`, compiled mode only) is a view of the first [M-CPU
+    fixtures/models/resnet_block.py BasicBlock: x feeds conv1 and the 1x1 shortcut, one copy kernel].
+    A tensor a generated kernel computes is written channels-last by that kernel for the first
+    convolution; each other convolution reading it gets a copy kernel of its own, which fuses with
+    nothing (compiled="alone") [M-CPU torchvision resnet18: the block after a downsample's add feeds
+    conv1 and the 1x1 shortcut, 42 kernels; squeezenet1_1: each fire module's squeeze output feeds
+    two expand convolutions, 53; scripts/zoo_scoreboard.py]."""
+    made_by_kernel = {v for op in fg.ops if op.category in ("pointwise", "reduction") and op.compiled == "generated"
+                      and not op.free_reason for v in op.outputs}
+    conv_of = {op.inputs[0]: op for op in fg.ops if op.name.startswith("conv") and op.category == "extern"
+               and len(op.inputs) > 1}  # a layout copy's output -> the convolution reading it
+    first: dict[tuple[int, bool], int] = {}  # (input value, spatial) -> output of its first layout copy
     values = dict(fg.values)
     ops = []
     changed = False
     for op in fg.ops:
         if op.name == "conv_layout" and len(op.inputs) == 1 and len(op.outputs) == 1 and not op.free_reason:
             src = op.inputs[0]
-            if src in first:
-                ops.append(_as_view(op, first[src], values, "the same layout copy as before"))
+            # the layout a kernel writes for a dense kxk convolution is not the one a 1x1 or depthwise
+            # one reads, and the other way round (one copy each); an input of the graph is copied once
+            spatial = src in made_by_kernel and _dense_spatial(fg, conv_of.get(op.outputs[0]))
+            key = (src, spatial)
+            if key in first:
+                ops.append(_as_view(op, first[key], values, "the same layout copy as before"))
                 changed = True
                 continue
-            first[src] = op.outputs[0]
+            if (src, not spatial) in first and src in made_by_kernel:
+                op = replace(op, compiled="alone")
+                changed = True
+            first[key] = op.outputs[0]
         ops.append(op)
     return replace(fg, ops=ops, values=values) if changed else fg
+
+
+def _dense_spatial(fg: FunctionGraph, conv: Op | None) -> bool:
+    """Whether a convolution has a kernel wider than 1 and is not depthwise (weight (O, I/g, kh, kw))."""
+    if conv is None:
+        return False
+    w = fg.values.get(conv.inputs[1])
+    shape = w.meta.shape if w is not None else None
+    return bool(shape and len(shape) >= 3 and shape[1] != 1 and any(k != 1 for k in shape[2:]))
 
 
 def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
@@ -399,7 +424,7 @@ class Scheduler:
                 group_of[oid] = g.gid
                 continue
             cand = []
-            for d in sorted(n.deps):
+            for d in sorted(n.deps) if n.op.compiled != "alone" else ():
                 gd = group_of.get(d)
                 if gd is not None and groups[gd].kind == "fused" and gd not in cand:
                     cand.append(gd)
