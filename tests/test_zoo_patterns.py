@@ -366,6 +366,33 @@ class Net(nn.Module):
         bias = self.table[self.index.view(-1)].view(4, 4, -1).permute(2, 0, 1).contiguous()
         return x[:, :self.rows] + bias.sum()
 ''', 4),
+    # timm's layer formats: Format(fmt) of a str Enum, then `fmt is Format.NHWC` (swin's pooling dims)
+    "enum_members": ('''
+import enum
+
+
+class Format(str, enum.Enum):
+    NCHW = "NCHW"
+    NHWC = "NHWC"
+
+
+def spatial_dims(fmt):
+    fmt = Format(fmt)
+    if fmt is Format.NHWC:
+        return (1, 2)
+    return (2, 3)
+
+
+class Net(nn.Module):
+    def __init__(self, fmt="NHWC"):
+        super().__init__()
+        self.dims = spatial_dims(fmt)
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, x):
+        y = x.view(2, 2, 2, 4).mean(self.dims)
+        return self.fc(y) if y.shape[-1] == 4 else y
+''', 2),
     # swin's shifted windows
     "roll": ('''
 class Net(nn.Module):

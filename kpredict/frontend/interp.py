@@ -263,6 +263,12 @@ def _identical(a: object, b: object) -> bool | None:
         return _same_callable(a, b)
     if isinstance(a, Py) and isinstance(b, Py) and isinstance(a.value, (bool, type(None))):
         return a.value is b.value
+    if isinstance(a, Py) and isinstance(b, Py) and type(a.value) is type(b.value) and isinstance(a.value, (str, int)):
+        # Enum members are held as their values (`fmt is Format.NHWC`, timm): equal values, the same member
+        if isinstance(a, Tracked) or isinstance(b, Tracked):  # a watched argument counts only the outcome
+            t, o = (a, b) if isinstance(a, Tracked) else (b, a)
+            return bool(t.compare(operator.eq, o.value, False))  # type: ignore[union-attr]
+        return a.value == b.value
     if isinstance(a, _OBJECTS) and isinstance(b, (Py, TensorRef)) or isinstance(b, _OBJECTS) and isinstance(a, (Py, TensorRef)):
         return False if not (isinstance(a, Sym) or isinstance(b, Sym)) else None
     return None

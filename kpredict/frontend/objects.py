@@ -366,6 +366,30 @@ class ObjectModel:
                 return v
         return Unknown(f"{c.name}.{attr}")
 
+    def enum_member(self, c: ClassRef, value: object) -> object:
+        """`Format('NHWC')` for an Enum class of the tree: its member of that value, which the
+        interpreter holds as the member's value (as it reads `Format.NHWC`); None when `c` is no Enum
+        or the value none of its members' (timm's get_spatial_dim picked NCHW's dims for NHWC)."""
+        if not isinstance(value, Py) or c.mod == CATALOGUE:
+            return None
+        frame = Frame(env={}, qualname="<module>", mod=c.mod)
+        for k in self.mro(c):
+            cdef = self.class_def(k)
+            if cdef is None:
+                continue
+            for b in cdef.bases:
+                bv = self.ev(b, frame)
+                if isinstance(bv, ModRef) and bv.dotted in ("enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag",
+                                                            "enum.IntFlag"):
+                    names = [t.id for st in (self.class_def(c) or cdef).body if isinstance(st, ast.Assign)
+                             for t in st.targets if isinstance(t, ast.Name)]
+                    for n in names:
+                        m = self.class_level(c, n)
+                        if isinstance(m, Py) and m.value == value.value and type(m.value) is type(value.value):
+                            return m
+                    return None
+        return None
+
     def dataclass_fields(self, c: ClassRef) -> list[tuple[str, ast.expr | None]]:
         fields: list[tuple[str, ast.expr | None]] = []
         for k in reversed(self.mro(c)):
@@ -421,6 +445,8 @@ class ObjectModel:
         """`C(*args, **kwargs)`. A construction from plain values (numbers, strings, configs and modules
         built the same way) is kept and handed to the file's later analyses (see `ConstructMemo`):
         a model's layers are then built once per file instead of once per method and per model head."""
+        if len(args) == 1 and not kwargs and (member := self.enum_member(c, args[0])) is not None:
+            return member
         memo: ConstructMemo = self.shared.constructed
         key = memo.key(c, args, kwargs, describe)
         if key is not None:
