@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
 from dataclasses import dataclass
 
 _SHAPE_COMMENT = re.compile(r"#\s*shape:\s*[(\[]?\s*([\w\s,]+?)\s*[)\]]?\s*$")
@@ -75,28 +76,34 @@ def _from_comment(p: ast.arg, lines: list[str]) -> tuple[str | int, ...] | None:
     return _tokens([t for t in re.split(r"[\s,]+", m.group(1)) if t])
 
 
-def _is_shape_of(e: ast.expr, name: str) -> bool:
-    """`name.size()` or `name.shape`."""
-    if isinstance(e, ast.Call) and not e.args and not e.keywords:
-        e = e.func
-        return isinstance(e, ast.Attribute) and e.attr == "size" and isinstance(e.value, ast.Name) and e.value.id == name
-    return isinstance(e, ast.Attribute) and e.attr == "shape" and isinstance(e.value, ast.Name) and e.value.id == name
-
-
 def _from_unpacking(fdef: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> tuple[str | int, ...] | None:
-    todo: list[ast.AST] = list(fdef.body)
+    return _unpackings(fdef).get(name)
+
+
+def _unpackings(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str | int, ...] | None]:
+    """Each name's first `a, b, c = name.size()` (or `.shape`) in fdef's body, outside nested defs,
+    breadth first: its dims, or None for a starred target (the rank is not known). Kept on the node:
+    the body was walked once per parameter of every call (2.8 of 47 s over 60 transformers files)."""
+    found = fdef.__dict__.get("_kp_unpacked")
+    if found is not None:
+        return found
+    found = {}
+    todo: deque[ast.AST] = deque(fdef.body)
     while todo:
-        node = todo.pop(0)
+        node = todo.popleft()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
-                and _is_shape_of(node.value, name)):
-            elts = node.targets[0].elts
-            if all(isinstance(t, ast.Name) for t in elts):
-                return tuple(t.id if t.id != "_" else f"{name}_{i}" for i, t in enumerate(elts))  # type: ignore[union-attr]
-            return None  # a starred target: the rank is not known
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+            v = node.value
+            of = v.func if isinstance(v, ast.Call) and not v.args and not v.keywords else v
+            if (isinstance(of, ast.Attribute) and isinstance(of.value, ast.Name)
+                    and of.attr == ("shape" if of is v else "size") and of.value.id not in found):
+                name, elts = of.value.id, node.targets[0].elts
+                found[name] = (tuple(t.id if t.id != "_" else f"{name}_{i}" for i, t in enumerate(elts))  # type: ignore[union-attr]
+                               if all(isinstance(t, ast.Name) for t in elts) else None)
         todo.extend(ast.iter_child_nodes(node))
-    return None
+    fdef._kp_unpacked = found  # type: ignore[union-attr]
+    return found
 
 
 def dim_names(p: ast.arg, fdef: ast.FunctionDef | ast.AsyncFunctionDef | None, lines: list[str],
