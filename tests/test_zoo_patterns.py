@@ -526,3 +526,25 @@ def run(x):
 '''
     f = analyze_source(src, "m.py", Settings(target="cpu"), only="run").functions[0]
     assert (f.eager.kernels, f.compiled.kernels) == (16, 11)
+
+
+@pytest.mark.parametrize("second, kernels", [
+    ("nn.Conv2d(8, 8, 3, padding=1)", 5),  # a dense 3x3 convolution reads a layout copy
+    ("nn.Conv2d(8, 8, 7, padding=3, groups=8)", 4),  # a depthwise one reads the first's output as is
+    ("nn.Conv2d(8, 8, 1)", 4),  # so does a 1x1 one
+])
+def test_convolution_after_convolution(second: str, kernels: int) -> None:
+    """Compiled on cpu, a convolution right after another: no layout kernel between them unless the
+    second is a dense kxk one (timm convnext's 2x2/2 downsample, then a depthwise 7x7). Counts by
+    the CPU oracle (kpredict verify --device cpu, torch 2.13)."""
+    src = HEAD + f'''
+A = nn.Conv2d(8, 8, 3, padding=1).eval()
+B = {second}.eval()
+
+
+# kpredict: example x=randn(1, 8, 16, 16)
+def run(x):
+    return B(A(x))
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="run").functions[0]
+    assert (f.eager.kernels, f.compiled.kernels) == (2, kernels)

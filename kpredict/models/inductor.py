@@ -124,6 +124,7 @@ def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
                       and not op.free_reason for v in op.outputs}
     conv_of = {op.inputs[0]: op for op in fg.ops if op.name.startswith("conv") and op.category == "extern"
                and len(op.inputs) > 1}  # a layout copy's output -> the convolution reading it
+    made_by = {v: op for op in fg.ops for v in op.outputs}
     first: dict[tuple[int, bool], int] = {}  # (input value, spatial) -> output of its first layout copy
     values = dict(fg.values)
     ops = []
@@ -131,6 +132,18 @@ def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
     for op in fg.ops:
         if op.name == "conv_layout" and len(op.inputs) == 1 and len(op.outputs) == 1 and not op.free_reason:
             src = op.inputs[0]
+            before = made_by.get(src)
+            if op.outputs[0] in conv_of and not _dense_spatial(fg, conv_of[op.outputs[0]]) \
+                    and before is not None and before.name == "conv_layout" and len(before.inputs) == 1 \
+                    and (raw := made_by.get(before.inputs[0])) is not None and raw.name.startswith("conv") \
+                    and raw.category == "extern":
+                # a 1x1 or depthwise convolution reads the convolution before it as it is: neither layout
+                # copy runs (the one after that convolution stays only for its other readers)
+                # [M-CPU /tmp probes, torch 2.13: conv 3x3 -> depthwise 7x7, 2x2/2 -> depthwise, 3x3 -> 1x1,
+                # depthwise -> 1x1: 4 kernels each; 3x3 -> 3x3: 5; timm convnext_atto 79]
+                ops.append(_as_view(op, before.inputs[0], values, "read as the convolution before wrote it"))
+                changed = True
+                continue
             # the layout a kernel writes for a dense kxk convolution is not the one a 1x1 or depthwise
             # one reads, and the other way round (one copy each); an input of the graph is copied once
             spatial = src in made_by_kernel and _dense_spatial(fg, conv_of.get(op.outputs[0]))
