@@ -407,15 +407,18 @@ def _tables_filled(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
 
 
 def _used_as_int(fdef: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    """Whether the body uses parameter `name` as a loop count or a slice bound (so it is no tensor)."""
-    for n in ast.walk(fdef):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range":
-            if any(isinstance(a, ast.Name) and a.id == name for a in n.args):
-                return True
-        elif isinstance(n, ast.Slice):
-            if any(isinstance(b, ast.Name) and b.id == name for b in (n.lower, n.upper, n.step)):
-                return True
-    return False
+    """Whether the body uses parameter `name` as a loop count or a slice bound (so it is no tensor).
+    The names so used are kept on the node: the body was walked for each parameter of each call."""
+    names = fdef.__dict__.get("_kp_int_names")
+    if names is None:
+        names = set()
+        for n in ast.walk(fdef):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range":
+                names.update(a.id for a in n.args if isinstance(a, ast.Name))
+            elif isinstance(n, ast.Slice):
+                names.update(b.id for b in (n.lower, n.upper, n.step) if isinstance(b, ast.Name))
+        fdef._kp_int_names = names  # type: ignore[union-attr]
+    return name in names
 
 
 _SEQS = (str, bytes, bytearray, list, tuple)
