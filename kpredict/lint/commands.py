@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import click
@@ -114,6 +114,13 @@ def default_format(output_file: str | None) -> str:
     if output_file is None and sys.stdout.isatty() and not os.environ.get("CI"):
         return "full"
     return "concise"
+
+
+def ci_run_url(env: Mapping[str, str]) -> str:
+    """The GitHub Actions run's page (its logs and artifacts, where the CI recipe keeps the SARIF file),
+    which a markdown comment cut to GitHub's size cap points to; "" outside GitHub Actions."""
+    server, repo, run_id = env.get("GITHUB_SERVER_URL"), env.get("GITHUB_REPOSITORY"), env.get("GITHUB_RUN_ID")
+    return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else ""
 
 
 def render(fmt: str, run: LintRun) -> str:
@@ -228,7 +235,7 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
     enabled = set(first[1].lint.enabled).union(*(res.lint.enabled for _, _, res, _ in items))
     rules = [r for r in all_rules() if r.code in enabled]
     lint_run = LintRun(files=files, rules=rules, root=root, target=target_name,
-                       defaults={r.code: default_state(r.code) for r in rules})
+                       defaults={r.code: default_state(r.code) for r in rules}, full_output=ci_run_url(os.environ))
     text = statistics(lint_run, fmt) if show_stats else render(fmt, lint_run)
     _report_errors(files)
     if output_file:

@@ -143,6 +143,8 @@ class LintRun:
     root: str  # repository root (absolute)
     target: str = "cuda"
     defaults: dict[str, str] = field(default_factory=dict)  # code -> on by default or not, and why (SARIF help)
+    # where every finding can be read when a renderer shows only some (markdown's size cap): a URL, or ""
+    full_output: str = ""
 
     def diagnostics(self) -> Iterator[tuple[FileResult, Diagnostic]]:
         for f in self.files:
