@@ -393,6 +393,22 @@ class Net(nn.Module):
         y = x.view(2, 2, 2, 4).mean(self.dims)
         return self.fc(y) if y.shape[-1] == 4 else y
 ''', 2),
+    # timm's rexnet: strides flattened with sum(list of lists, []); modules found by named_modules()
+    "sum_with_start_and_named_modules": ('''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        strides = sum([[s] + [1] * (n - 1) for s, n in zip([1, 2], [1, 2])], [])
+        self.blocks = nn.Sequential(*[nn.Linear(8, 8) for _ in strides])
+        for name, m in self.named_modules():
+            if isinstance(m, nn.Linear):
+                nn.init.zeros_(m.bias)
+        self.names = [n for n, _ in self.named_modules()]
+
+    def forward(self, x):
+        assert self.names[:3] == ["", "blocks", "blocks.0"]
+        return self.blocks(x)
+''', 3),
     # swin's shifted windows
     "roll": ('''
 class Net(nn.Module):
@@ -548,3 +564,31 @@ def run(x):
 '''
     f = analyze_source(src, "m.py", Settings(target="cpu"), only="run").functions[0]
     assert (f.eager.kernels, f.compiled.kernels) == (2, kernels)
+
+
+def test_unknown_layer_count_while_building_is_said() -> None:
+    """A loop whose count is not known while a model is built leaves the model with one layer; when
+    its body builds something, that is listed with the figures (timm's rexnet came out as 15 kernels
+    without a word); a loop that builds nothing (weight init) is not noise in the report."""
+    src = HEAD + '''
+class Net(nn.Module):
+    def __init__(self, depths):
+        super().__init__()
+        self.blocks = nn.Sequential(*[nn.Linear(8, 8) for _ in range(depths.n)])
+        for m in depths.items:
+            pass
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+MODEL = Net(object()).eval()
+
+
+# kpredict: example x=randn(2, 8)
+def run(x):
+    return MODEL(x)
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="run").functions[0]
+    said = [a for a in f.assumptions if "while building the model" in a]
+    assert len(said) == 1 and "comprehension length" in said[0], f.assumptions

@@ -471,6 +471,7 @@ class Interpreter(ObjectModel):
         self.frames: list[list] = []  # per running function: [first op, Dynamo skips it, calls, breaks] (objects.py)
         self.concrete: dict[int, C.Concrete] = {}  # vid -> elements of a small tensor computed while building
         self.concrete_busy = False  # inside the op whose result's elements concrete_op computed
+        self.builds = 0  # objects constructed so far (ObjectModel.construct)
 
     # ------------------------------------------------------------------ graph construction
     def new_tensor(self, meta: TensorMeta, *, producer: int | None = None, storage: int | None = None,
@@ -1033,6 +1034,7 @@ class Interpreter(ObjectModel):
     def exec_for(self, s: ast.For | ast.AsyncFor, frame: Frame) -> None:
         # `for y in map(f, xs)`: each f(x) runs just before the body that takes it
         items: Iterable[object] | None = self.lazy_map(s.iter, frame)
+        building_at: int | None = None  # while building, a count not known: objects built before the body
         if items is None:
             it = self.ev(s.iter, frame)
             items = self.iterate(it, s.iter)
@@ -1042,7 +1044,10 @@ class Interpreter(ObjectModel):
                 seen = self.shared.loops_seen
                 seen[s] = seen.get(s, False) or items is not None
             if items is None:
-                self.assume(f"line {s.lineno}: loop count not known statically; the body is counted once")
+                if self.recording:
+                    self.assume(f"line {s.lineno}: loop count not known statically; the body is counted once")
+                else:
+                    building_at = self.builds
                 items = [Opaque("loop item") if not isinstance(it, TensorRef) else self.unary_view(it, "select", None)]
             elif len(items) > self.settings.max_unroll:
                 self.assume(f"line {s.lineno}: loop of {len(items)} iterations; counted for the first "
@@ -1057,6 +1062,11 @@ class Interpreter(ObjectModel):
                 return
             except _Continue:
                 pass
+            finally:
+                if building_at is not None and self.builds > building_at:
+                    # the body built something (a layer): a model built so has that one
+                    self.assume(f"line {s.lineno}: loop count not known statically while building the model; "
+                                "the body is counted once", force=True)
             idle, mark = self.idle_step(idle, mark)
             if idle >= IDLE_ITERATIONS:
                 self.assume(f"line {s.lineno}: loop does no tensor work; left after {IDLE_ITERATIONS} iterations")
@@ -1357,8 +1367,10 @@ class Interpreter(ObjectModel):
         elif not isinstance(it, SymRange):
             seen = self.shared.loops_seen
             seen[g] = seen.get(g, False) or items is not None
+        building_at = None if items is not None or self.recording else self.builds
         if items is None:
-            self.assume(f"line {e.lineno}: comprehension length not known statically; counted once")
+            if self.recording:
+                self.assume(f"line {e.lineno}: comprehension length not known statically; counted once")
             items = [Opaque("item")]
         idle, mark = 0, self.activity()
         for item in items[: self.settings.max_unroll]:
@@ -1368,6 +1380,10 @@ class Interpreter(ObjectModel):
             self.assign(g.target, item, sub, e)
             if all(self.truth(self.ev(c, sub), c) is not False for c in g.ifs):
                 self._comp_level(e, i + 1, sub, out, pairs)
+            if building_at is not None and self.builds > building_at:
+                # its item built something (a layer) while building a model: the model has that one
+                self.assume(f"line {e.lineno}: comprehension length not known statically while building the model; "
+                            "counted once", force=True)
             idle, mark = self.idle_step(idle, mark)
             if idle >= IDLE_ITERATIONS and len(items) > IDLE_ITERATIONS * 4:
                 # a long comprehension of plain values: its length stays right, its items do not
@@ -1895,7 +1911,8 @@ class Interpreter(ObjectModel):
         if name == "type" and len(args) == 1 and isinstance(args[0], Instance):
             return ClassRef(args[0].cls, args[0].mod)
         if name == "sum" and args and isinstance(args[0], Seq):
-            acc: object = Py(0)
+            # the start value too: `sum([[s] + [1] * (n - 1) for ...], [])` flattens lists (timm's rexnet)
+            acc: object = args[1] if len(args) > 1 else kwargs.get("start", Py(0))
             for x in args[0].items:
                 acc = self.binop(ast.Add, acc, x, node)
             return acc

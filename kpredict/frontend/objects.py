@@ -447,6 +447,7 @@ class ObjectModel:
         a model's layers are then built once per file instead of once per method and per model head."""
         if len(args) == 1 and not kwargs and (member := self.enum_member(c, args[0])) is not None:
             return member
+        self.builds += 1  # objects built, kept or not (a loop of unknown count that builds is said)
         memo: ConstructMemo = self.shared.constructed
         key = memo.key(c, args, kwargs, describe)
         if key is not None:
@@ -1142,6 +1143,19 @@ class ObjectModel:
             return Seq([Seq([Py(n), t]) for n, t in self.tensors_of(inst)], "list")
         if name == "modules":
             return Seq(self.submodules(inst), "list")
+        if name == "named_modules" and not args and not kwargs:
+            # ("", self), then each descendant once, by its dotted path (weight-init loops of timm)
+            out: list[object] = []
+            seen: set[int] = set()
+            todo: list[tuple[str, Instance]] = [("", inst)]
+            while todo:
+                prefix, m = todo.pop(0)
+                if id(m) in seen:
+                    continue
+                seen.add(id(m))
+                out.append(Seq([Py(prefix), m]))
+                todo[0:0] = [(f"{prefix}.{k}" if prefix else k, v) for k, v in self.child_items(m)]
+            return Seq(out, "list")
         if name in ("children", "named_children"):
             # the direct submodules only (timm's RegStage: `for block in self.children()`), in the
             # order they were registered; every descendant was a module called twice
