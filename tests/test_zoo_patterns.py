@@ -409,6 +409,21 @@ class Net(nn.Module):
         assert self.names[:3] == ["", "blocks", "blocks.0"]
         return self.blocks(x)
 ''', 3),
+    # levit's attention biases: biases[:, idx] (an index tensor on dim 1), cached in a dict by device
+    "index_on_dim1_and_empty_cache": ('''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.biases = nn.Parameter(torch.zeros(2, 9))
+        self.register_buffer("idxs", torch.arange(8).view(2, 4), persistent=False)
+        self.cache = {}
+
+    def forward(self, x):
+        key = str(x.device)
+        if key not in self.cache:
+            self.cache[key] = self.biases[:, self.idxs]
+        return x.view(2, 2, 4) + self.cache[key]
+''', 2),
     # swin's shifted windows
     "roll": ('''
 class Net(nn.Module):

@@ -2166,6 +2166,8 @@ class Interpreter(ObjectModel):
             elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, Instance) and right.named is not None \
                     and isinstance(left, Py):
                 r = Py((left.value in right.named) == isinstance(op, ast.In))
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (Seq, Dict)) and not right.items:
+                r = Py(isinstance(op, ast.NotIn))  # nothing is in an empty container (levit's bias cache)
             elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (Seq, Dict)) and isinstance(left, Py):
                 keys = [py(x) for x in right.items] if isinstance(right, Seq) else list(right.items)
                 # `layer_idx in config.moe_layers`: a watched constructor argument counts only the outcome
@@ -2298,11 +2300,11 @@ class Interpreter(ObjectModel):
                 self.apply_fact(self.fact("is_nonzero"), None, [], {}, node, category="sync", quiet=True)
                 self.graph_break(node, "boolean-mask indexing has a data-dependent output shape")
                 return self.apply_fact(self.fact("index"), t, tensors, {}, node)
-            # one index tensor on dim 0, the rest whole (`table[idx]`, swin's relative position bias):
-            # the rule knows its shape
-            lead = len(tensors) == 1 and parts[0] is tensors[0] and all(
-                py(p, _MISSING) in (slice(None), Ellipsis) for p in parts[1:])
-            return self.apply_fact(self.fact("index"), t, tensors, {"leading": Py(True)} if lead else {}, node)
+            # one index tensor, every other index whole (`table[idx]`, swin's relative position bias;
+            # `biases[:, idx]`, levit's): the rule knows its shape from the dim it indexes
+            at = next((k for k, p in enumerate(parts) if p is tensors[0]), None) if len(tensors) == 1 else None
+            whole = at is not None and all(py(p, _MISSING) == slice(None) for k, p in enumerate(parts) if k != at)
+            return self.apply_fact(self.fact("index"), t, tensors, {"index_dim": Py(at)} if whole else {}, node)
         m = self.meta(t)
         shape = list(m.shape) if m.shape is not None else None
         out: list[int | None] | None = [] if shape is not None else None

@@ -556,10 +556,12 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         d = a.py(1, "dim", 0)
         shape = S.stack_shape([m.shape for m in metas], d) if isinstance(d, int) else None
     elif rule == "index":
-        # x[idx], one integer index tensor on dim 0 (the interpreter says so with `leading`): idx.shape + x.shape[1:]
-        if a.py(None, "leading", False) and len(metas) == 2 and first.shape is not None \
+        # x[:, idx], one integer index tensor on dim d, every other index whole (the interpreter says so
+        # with `index_dim`): x.shape[:d] + idx.shape + x.shape[d + 1:]
+        d = a.py(None, "index_dim", None)
+        if isinstance(d, int) and len(metas) == 2 and first.shape is not None and d < len(first.shape) \
                 and metas[1].shape is not None and metas[1].dtype != "bool":
-            shape = metas[1].shape + first.shape[1:]
+            shape = first.shape[:d] + metas[1].shape + first.shape[d + 1:]
     elif rule == "gather":
         shape = metas[1].shape if len(metas) > 1 else None
     elif rule == "embedding":
