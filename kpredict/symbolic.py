@@ -195,6 +195,7 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
 # 12, 16, 32 or 64 heads; the primes are rare in model sizes (a size that holds one is caught by the
 # check run at the second set, whose primes differ).
 _MULT = 192
+_NEAR_MARKER = 64  # how far from a marker size a size can be and still be made from it (padding, a kernel's width)
 _PRIMES_A = (11, 13, 17, 19, 23, 29)
 _PRIMES_B = (31, 37, 41, 43, 47, 53)
 
@@ -323,7 +324,10 @@ def _met_sizes(settings: Settings, rebuild: Rebuild, loops: list[str],
     run = rebuild(replace(settings, dims=settings.dims + tuple({**marks, **{s: 1 for s in loops}}.items())), met)
     if run is None or run[0].cut_short:
         return {}, None
-    return {d: next(iter(met[m])) for d, m in marks.items() if len(met[m]) == 1}, run[1]
+    # a size within a few of the marker is the marker's own (a causal conv's padding: seq_len + 1), not a
+    # fixed size it meets (mamba2's seq_len was fixed at 2497)
+    return {d: v for d, m in marks.items() if len(met[m]) == 1
+            for v in met[m] if abs(v - m) > _NEAR_MARKER}, run[1]
 
 
 def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, loops: list[str],

@@ -180,10 +180,11 @@ class Shared:
         their built objects and call summaries, as the first pass's analyses do: each head's rerun
         built the whole model again, 90% of the reruns' time in that file.
 
-        A loop whose count the first analysis of `entry` never knew stays counted once in the reruns
-        (`frozen`): its count can come only from a marker size (shape_report's B=2112), and following
-        2,112 iterations (mamba's scan over `range(seq_len)`) costs minutes and changes the figures'
-        structure from the first analysis'."""
+        A loop whose count the first analysis of `entry` never knew, and which a rerun finds longer than
+        IDLE_ITERATIONS, stays counted once (`frozen`): such a count comes from a marker size
+        (shape_report's B=2112), and following 2,112 iterations (mamba's scan over `range(seq_len)`)
+        costs minutes and changes the figures' structure from the first analysis'. A short one may come
+        from a loop count being varied (`range(n_layers - 1)` at n_layers = 2): it is followed."""
         self.frozen = frozenset(n for n, known in self.first_loops.get(entry or "", {}).items() if not known)
         if first is not None and first not in self.rerun_states:
             self.rerun_states[first] = (self.constructed, self.summaries)  # the first analyses'
@@ -373,6 +374,11 @@ def _free_names(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
         if isinstance(n, ast.Name):
             (loads if isinstance(n.ctx, ast.Load) else bound).add(n.id)
     return loads - bound
+
+
+# a loop over an input size a byte-formula rerun gives (Shared.for_rerun): said apart from "counted
+# once", which kpredict.symbolic drops where a loop count symbol replaces it
+_FROZEN = "line {}: {} over an input size not given: the figures count one iteration"
 
 
 def _plain(v: object, concrete: dict[int, C.Concrete]) -> object:
@@ -1038,8 +1044,9 @@ class Interpreter(ObjectModel):
         if items is None:
             it = self.ev(s.iter, frame)
             items = self.iterate(it, s.iter)
-            if items is not None and s in self.shared.frozen:
-                items = None
+            if items is not None and len(items) > IDLE_ITERATIONS and s in self.shared.frozen:
+                self.assume(_FROZEN.format(s.lineno, "loop"), force=not self.recording)
+                items = [Opaque("loop item") if not isinstance(it, TensorRef) else self.unary_view(it, "select", None)]
             elif not isinstance(it, SymRange):
                 seen = self.shared.loops_seen
                 seen[s] = seen.get(s, False) or items is not None
@@ -1362,8 +1369,9 @@ class Interpreter(ObjectModel):
         g = e.generators[i]
         it = self.ev(g.iter, sub)
         items = self.iterate(it, g.iter)
-        if items is not None and g in self.shared.frozen:
-            items = None
+        if items is not None and len(items) > IDLE_ITERATIONS and g in self.shared.frozen:
+            self.assume(_FROZEN.format(e.lineno, "comprehension"), force=not self.recording)
+            items = [Opaque("item")]
         elif not isinstance(it, SymRange):
             seen = self.shared.loops_seen
             seen[g] = seen.get(g, False) or items is not None
