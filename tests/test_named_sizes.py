@@ -219,3 +219,32 @@ def test_a_loop_over_a_named_dim_is_counted_as_the_first_analysis_counts_it() ->
     assert any("loop count not known statically" in a for a in fn.assumptions)
     at = analyze_source(SCAN, "scan.py", Settings(dims=(("b", 2), ("t", 3), ("c", 4)))).functions[0]
     assert at.eager.kernels == 3 + 2 * 3  # sizes given: the loop is followed
+
+
+ENC = '''
+import torch
+from torch import nn
+
+
+class Enc(nn.Module):
+    def __init__(self, n_layers: int):
+        super().__init__()
+        if n_layers > 2:
+            self.convs = nn.ModuleList([nn.Linear(8, 8) for _ in range(n_layers)])
+        else:
+            self.convs = nn.ModuleList([nn.Linear(8, 8)] + [nn.Linear(8, 8) for _ in range(n_layers - 1)])
+
+    def forward(self, x: torch.Tensor):
+        b, t, c = x.shape
+        for layer in self.convs:
+            x = layer(x).relu()
+        return x
+'''
+
+
+def test_a_short_loop_a_loop_count_gives_is_followed_in_the_reruns() -> None:
+    """`range(n_layers - 1)` has no count in the first analysis, and 0 or 1 in the loop-count reruns:
+    followed there (wav2vec2's feature encoder), not frozen like a loop over a marker size (3bc59b5
+    showed 4 kernels for any n_layers)."""
+    fn = analyze_source(ENC, "enc.py", Settings(), only="Enc.forward").functions[0]
+    assert fn.eager.kernels == "2*n_layers"
