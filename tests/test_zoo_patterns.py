@@ -424,6 +424,19 @@ class Net(nn.Module):
             self.cache[key] = self.biases[:, self.idxs]
         return x.view(2, 2, 4) + self.cache[key]
 ''', 2),
+    # timm's byobnet: a group size that may be a function, `isinstance(gs, Callable)`
+    "isinstance_callable": ('''
+class Net(nn.Module):
+    def __init__(self, gs=4):
+        super().__init__()
+        if isinstance(gs, Callable):
+            gs = gs(8)
+        groups = 8 // gs if gs else 1
+        self.conv = nn.Conv2d(8, 8, 3, padding=1, groups=groups, bias=False)
+
+    def forward(self, x):
+        return self.conv(x.view(2, 8, 1, 1)) if self.conv.weight.shape[1] == 4 else x
+''', 1),
     # swin's shifted windows
     "roll": ('''
 class Net(nn.Module):

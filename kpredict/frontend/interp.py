@@ -1993,6 +1993,13 @@ class Interpreter(ObjectModel):
             if isinstance(v, (ModRef, ClassRef, FuncRef, Partial, Closure, Sym)):
                 return Py(False)  # timm's to_ntuple(n)(BasicBlock): a class is repeated, not iterated
             return Opaque("isinstance")
+        if isinstance(t, ModRef) and t.dotted in ("typing.Callable", "collections.abc.Callable"):
+            # timm's byobnet: `if isinstance(group_size, Callable): group_size = group_size(chs, idx)`
+            if isinstance(v, (Py, Seq, Dict, TensorRef)):
+                return Py(False)
+            if isinstance(v, (FuncRef, ClassRef, Partial, Closure, MethodRef, BoundBuiltin)):
+                return Py(True)
+            return Opaque("isinstance")
         if isinstance(t, ModRef) and t.dotted in ("types.FunctionType", "builtins.type"):
             is_class = self.is_class_value(v)
             if is_class is None:
