@@ -72,8 +72,8 @@ def analyze_source(
         return FileReport(path=path, skipped=NOT_TORCH)
     functions: list[FunctionReport] = []
 
-    def predict(fg, s: Settings) -> FunctionReport:  # noqa: ANN001
-        return function_report(fg, eager_kernels(fg, s.target, table), compiled_kernels(fg, s.target), s)
+    def predict(fg, s: Settings, costs: bool = True) -> FunctionReport:  # noqa: ANN001
+        return function_report(fg, eager_kernels(fg, s.target, table), compiled_kernels(fg, s.target), s, costs)
 
     shared = Shared()
     try:
@@ -150,7 +150,7 @@ def analyze_file(path: str | Path, settings: Settings | None = None, only: str |
 
 
 def rerun(module: ModuleInfo, table: OpTable, qualname: str,
-          predict: Callable[[FunctionGraph, Settings], FunctionReport], shared: Shared | None = None,
+          predict: Callable[..., FunctionReport], shared: Shared | None = None,
           examples: dict[str, str | dict[str, object]] | None = None, inits: dict[str, str] | None = None,
           first: Settings | None = None) -> Rebuild:
     """A Rebuild (kpredict.symbolic) that analyzes `qualname` of `module` again under other settings
@@ -158,19 +158,20 @@ def rerun(module: ModuleInfo, table: OpTable, qualname: str,
     modules and call summaries the reruns reuse (Shared.for_rerun); `examples`, `inits`, `first`: the
     values and settings the first analysis was given."""
 
-    def run(settings: Settings, met: dict[int, set[int]] | None = None) -> tuple[FunctionGraph, FunctionReport] | None:
+    def run(settings: Settings, met: dict[int, set[int]] | None = None,
+            costs: bool = False) -> tuple[FunctionGraph, FunctionReport] | None:
         again = shared.for_rerun(settings, first, qualname) if shared is not None else None
         if met is None:
             for fg in build_graphs(module, table, settings, only=qualname, examples=examples, inits=inits,
                                    shared=again):
-                return fg, predict(fg, settings)
+                return fg, predict(fg, settings, costs)
             return None
         # `met` holds marker sizes to watch: filled with the fixed sizes each met (kpredict.frontend.shapes)
         S.WATCH, S.MET = frozenset(met), {}
         try:
             for fg in build_graphs(module, table, settings, only=qualname, examples=examples, inits=inits,
                                    shared=again):
-                return fg, predict(fg, settings)
+                return fg, predict(fg, settings, costs)
             return None
         finally:
             for k in list(met):

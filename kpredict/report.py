@@ -12,7 +12,10 @@ from kpredict.settings import Settings
 from kpredict.traffic import figures
 
 
-def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kernel], settings: Settings) -> FunctionReport:
+def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kernel], settings: Settings,
+                    costs: bool = True) -> FunctionReport:
+    """The figures of one analyzed function; `costs`: model its FLOPs and times too (kpredict.cost), which
+    the byte-formula and loop-count reruns do not show (30% of a rerun's cost on kimi_linear)."""
     syncs = eager_syncs(fg)
     e = figures(eager, fg, syncs)
     traced = [op for op in fg.ops if op.only != "eager"]  # ops of eager mode only are in no graph
@@ -45,7 +48,8 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
     device = device_for(settings.target, settings.gpu)
     notes: set[str] = set()
     kinds = default_flop_kinds()
-    ec, cc = (mode_cost(kernel_costs(kernels, fg, device, kinds, notes)) for kernels in (eager, compiled))
+    ec, cc = ((mode_cost(kernel_costs(kernels, fg, device, kinds, notes)) for kernels in (eager, compiled))
+              if costs else (ModeCost(), ModeCost()))
     assumptions += sorted(notes)
     return FunctionReport(qualname=fg.qualname, line=fg.span.line, eager=e, compiled=cf, ops=rows,
                           unknown=list(fg.unknowns), assumptions=assumptions, graph=fg,

@@ -31,7 +31,8 @@ MAX_SYMBOLS = 4
 FIELDS = ("kernels", "reads", "writes", "bytes", "syncs")
 
 # analyze the function again under other settings; with `met` (marker size -> set), also fill it with the
-# fixed sizes each watched marker meets (kpredict.frontend.shapes.meet)
+# fixed sizes each watched marker meets (kpredict.frontend.shapes.meet); FLOPs and times (kpredict.cost)
+# only with costs=True: a run at marker sizes or loop counts 1, 2 shows none (symbolic_report)
 Rebuild = Callable[..., tuple[FunctionGraph, FunctionReport] | None]
 
 
@@ -101,7 +102,8 @@ def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Setting
 
 def _unknown_costs(rep: FunctionReport) -> None:
     rep.eager_cost, rep.compiled_cost = ModeCost(), ModeCost()
-    if rep.speedup is not None:
+    # the reruns model no costs (Rebuild): a function that launches a kernel in either mode says why
+    if rep.speedup is not None or rep.eager.kernels not in (0, None) or rep.compiled.kernels not in (0, None):
         rep.speedup = None
         rep.assumptions = list(rep.assumptions) + [
             "FLOPs and times not shown: they need every size and loop count (give them with --dim)"]
@@ -123,7 +125,7 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
             # a named dim that meets a fixed size (a Linear's width) is that size: analyze with it given
             again = replace(settings, dims=settings.dims + tuple(sizes.items()))
             if all(d in sizes for d in dims) and not syms:
-                run = rebuild(again)
+                run = rebuild(again, costs=True)  # every size known: its FLOPs and times are shown
                 if run is None or run[0].cut_short:
                     return report
                 out = replace(run[1], kernel_lists=None)
