@@ -92,6 +92,14 @@ MODELS: list[Model] = [
     Model("timm", "regnetx_002", "timm.models.regnet", "regnetx_002", TIMM),
     Model("timm", "mixer_s16_224", "timm.models.mlp_mixer", "mixer_s16_224", TIMM + ", img_size=64"),
     Model("timm", "ghostnet_050", "timm.models.ghostnet", "ghostnet_050", TIMM),
+    Model("timm", "seresnet18", "timm.models.resnet", "seresnet18", TIMM),
+    Model("timm", "resnext26ts", "timm.models.byobnet", "resnext26ts", TIMM),
+    Model("timm", "repvgg_a0", "timm.models.byobnet", "repvgg_a0", TIMM),
+    Model("timm", "lcnet_050", "timm.models.mobilenetv3", "lcnet_050", TIMM),
+    Model("timm", "convnextv2_atto", "timm.models.convnext", "convnextv2_atto", TIMM),
+    Model("timm", "rexnet_100", "timm.models.rexnet", "rexnet_100", TIMM),
+    Model("timm", "dla34", "timm.models.dla", "dla34", TIMM),
+    Model("timm", "levit_128s", "timm.models.levit", "levit_128s", TIMM + ", img_size=64"),
 ]
 
 SCRIPT = '''import sys
