@@ -13,7 +13,6 @@ only tests and scripts/record_flops.py call it, never the static path.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import sys
@@ -21,7 +20,7 @@ from typing import Any
 
 from kpredict.examples import merged_text
 from kpredict.verify import child
-from kpredict.verify.annotations import annotations_for, definitions
+from kpredict.verify.annotations import annotations_for
 from kpredict.verify.examples import evaluate
 
 
@@ -59,24 +58,7 @@ def measure_function(mod: Any, path: str, qualname: str) -> dict[str, Any]:
 
 def measure_file(path: str) -> dict[str, Any]:
     """Every function of `path` with example inputs (as the CPU oracle's "*" request picks them)."""
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
-    quals = [q for q, (_line, kind) in definitions(source).items()
-             if kind == "def" and "<locals>" not in q and annotations_for(path, q, source).example is not None]
-    out: dict[str, Any] = {"functions": {}, "error": None}
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            mod = child.load_module(path, [])
-    except Exception as e:  # noqa: BLE001 - the file's own failure is its answer
-        out["error"] = f"{type(e).__name__}: {e}"
-        return out
-    for q in quals:
-        try:
-            with contextlib.redirect_stdout(sys.stderr):
-                out["functions"][q] = measure_function(mod, path, q)
-        except Exception as e:  # noqa: BLE001 - one failing function must not stop the others
-            out["functions"][q] = {"error": f"{type(e).__name__}: {e}"}
-    return out
+    return child.each_example_function(path, measure_function)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,6 @@ host work the device waits on. This runs the user's code: only scripts/record_ti
 from __future__ import annotations
 
 import argparse
-import contextlib
 import inspect
 import json
 import statistics
@@ -23,7 +22,7 @@ from typing import Any
 
 from kpredict.examples import merged_text
 from kpredict.verify import child
-from kpredict.verify.annotations import annotations_for, definitions
+from kpredict.verify.annotations import annotations_for
 from kpredict.verify.examples import evaluate
 
 
@@ -75,24 +74,8 @@ def time_function(mod: Any, path: str, qualname: str, device: str, warmup: int =
 
 
 def time_file(path: str, device: str, warmup: int, runs: int, compiled: bool) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
-    quals = [q for q, (_line, kind) in definitions(source).items()
-             if kind == "def" and "<locals>" not in q and annotations_for(path, q, source).example is not None]
-    out: dict[str, Any] = {"functions": {}, "error": None}
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            mod = child.load_module(path, [])
-    except Exception as e:  # noqa: BLE001 - the file's own failure is its answer
-        out["error"] = f"{type(e).__name__}: {e}"
-        return out
-    for q in quals:
-        try:
-            with contextlib.redirect_stdout(sys.stderr):
-                out["functions"][q] = time_function(mod, path, q, device, warmup, runs, compiled)
-        except Exception as e:  # noqa: BLE001 - one failing function must not stop the others
-            out["functions"][q] = {"error": f"{type(e).__name__}: {e}"}
-    return out
+    return child.each_example_function(
+        path, lambda mod, p, q: time_function(mod, p, q, device, warmup, runs, compiled))
 
 
 def main(argv: list[str] | None = None) -> int:
