@@ -85,6 +85,15 @@ class DefaultGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Ctrl-C: one line and exit 130 (the shell's code for SIGINT), not click's "Aborted!" and 1;
+        kpredict.parallel stops its workers at once."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("kpredict: interrupted", err=True)
+            ctx.exit(130)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if "--verify" in args:
             args = ["verify"] + [a for a in args if a != "--verify"]

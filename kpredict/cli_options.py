@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TextIO, TypeVar
 
 import click
 
@@ -42,6 +43,56 @@ class RunOptions:
         if not self.use_cache:
             return None
         return Cache(self.cache_dir, settings, lint)
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class Progress:
+    """`kpredict: 120/300 files, 45 s` on one stderr line rewritten in place, while a run goes: a whole
+    tree takes minutes and printed nothing until the end. Only on a terminal and outside CI (a log
+    would keep every rewrite); the line is erased when the run ends, however it ends."""
+
+    total: int
+    stream: TextIO
+    env: Mapping[str, str]
+    clock: Callable[[], float] = time.monotonic
+    done: int = 0
+    start: float = field(init=False, default=0.0)
+
+    @property
+    def enabled(self) -> bool:
+        isatty = getattr(self.stream, "isatty", None)
+        return self.total > 1 and bool(isatty and isatty()) and not self.env.get("CI")
+
+    def track(self, items: Iterable[T]) -> Iterator[T]:
+        """`items`, each counted as done when the next is asked for. The line is erased while the
+        caller has an item (it may print it to the same terminal) and at the end, however it ends."""
+        if not self.enabled:
+            yield from items
+            return
+        self.start = self.clock()
+        try:
+            self._show()
+            for item in items:
+                self._erase()
+                yield item
+                self.done += 1
+                self._show()
+        finally:
+            self._erase()
+
+    def line(self) -> str:
+        return f"kpredict: {self.done}/{self.total} files, {self.clock() - self.start:.0f} s"
+
+    def _show(self) -> None:
+        self.stream.write("\r" + self.line())
+        self.stream.flush()
+
+    def _erase(self) -> None:
+        self.stream.write("\r\033[K")
+        self.stream.flush()
 
 
 def common_options(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -7,22 +7,25 @@ Layer: a command, beside kpredict.lint's and kpredict.verify's: it analyzes with
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 import click
 
-from kpredict.cli_options import (RunOptions, common_options, given_inputs, input_options, parse_dims, parse_sweep,
-                                  strict_option)
+from kpredict.cli_options import (Progress, RunOptions, common_options, given_inputs, input_options, parse_dims,
+                                  parse_sweep, strict_option)
 from kpredict.devices import UnknownDevice, device_for
-from kpredict.ir import Report
+from kpredict.ir import FileReport
 from kpredict.settings import Settings
 from kpredict.lint.commands import warn_no_files
 from kpredict.lint.config import ConfigError, Overrides, resolve_for
 from kpredict.lint.engine import Linter
 from kpredict.parallel import analyze_targets
 from kpredict.render import sweep as render_sweep
-from kpredict.render.json_report import render as render_json
-from kpredict.render.text_report import render as render_text
+from kpredict.render import json_report as render_json
+from kpredict.render.text_report import render_file, skipped_line
 from kpredict.strict import strict_errors
 from kpredict.walk import discover
 
@@ -75,25 +78,67 @@ def report_command(paths: tuple[str, ...], target: str | None, mode: str | None,
     warn_no_files(empty, bool(targets))
     if swept is not None:
         _sweep(swept, targets, settings, run, lint, examples, inits, fmt)
-    rep = Report(target=settings.target, files=list(analyze_targets(targets, settings, jobs=run.jobs,
-                                                           cache=run.cache(settings, lint), lint=lint,
-                                                           examples=examples, inits=inits)))
+    files = analyze_targets(targets, settings, jobs=run.jobs, cache=run.cache(settings, lint), lint=lint,
+                            examples=examples, inits=inits)
+    state = _Outcome(strict=strict)
+    reports = state.track(Progress(len(targets), sys.stderr, os.environ).track(files), echo_errors=fmt != "json")
     if fmt == "json":
-        click.echo(render_json(rep, ops=detail or verbose), nl=False)
+        render_json.write(_stdout, settings.target, reports, ops=detail or verbose)
     else:
-        for f in rep.files:
+        _write_text(settings.target, reports, verbose)
+    for line in state.strict_lines:
+        click.echo(line, err=True)
+    sys.exit(2 if state.failed or state.strict_lines else (1 if state.findings else 0))
+
+
+def _stdout(text: str) -> None:
+    click.echo(text, nl=False)
+
+
+@dataclass
+class _Outcome:
+    """What the exit status needs of the reports, gathered as they stream by: no report is kept once
+    drawn, so that memory does not grow with the tree (the whole list of a 300-file run held 527 MB)."""
+
+    strict: bool
+    failed: bool = False
+    findings: bool = False
+    strict_lines: list[str] = field(default_factory=list)
+
+    def track(self, reports: Iterable[FileReport], echo_errors: bool) -> Iterator[FileReport]:
+        for f in reports:
             if f.error:
-                click.echo(f"{f.path}: error: {f.error}", err=True)
-        analyzed = [f for f in rep.files if not f.error]
-        if analyzed:  # nothing but errors (each its one line above) or no file at all: no empty table
-            click.echo(render_text(Report(settings.target, analyzed), verbose), nl=False)
-    failed = any(f.error for f in rep.files)
-    if strict:
-        for line in strict_errors(rep.files):
-            click.echo(line, err=True)
-            failed = True
-    findings = any(f.findings for f in rep.files)
-    sys.exit(2 if failed else (1 if findings else 0))
+                self.failed = True
+                if echo_errors:
+                    click.echo(f"{f.path}: error: {f.error}", err=True)
+            self.findings = self.findings or bool(f.findings)
+            if self.strict:
+                self.strict_lines += strict_errors([f])
+            yield f
+
+
+def _write_text(target: str, reports: Iterable[FileReport], verbose: bool) -> None:
+    """kpredict.render.text_report.render's text, file by file. Nothing at all when every file failed
+    (each is its one line on stderr) or there was none: never a bare `target:` line."""
+    started, ends_line = False, True
+    skipped: list[str] = []
+    for f in reports:
+        if f.error:
+            continue
+        if not started:
+            click.echo(f"target: {target}", nl=False)
+            started, ends_line = True, False
+        if f.skipped:
+            skipped.append(f.path)
+        if verbose or not f.skipped:
+            text = render_file(f, verbose)
+            click.echo("\n" + text, nl=False)
+            ends_line = text.endswith("\n")
+    if skipped and not verbose:
+        click.echo("\n" + skipped_line(skipped), nl=False)
+        ends_line = True
+    if started and not ends_line:
+        click.echo("")
 
 
 def _sweep(swept: tuple[str, list[int]], targets: list, settings: Settings, run: RunOptions, lint: Linter,

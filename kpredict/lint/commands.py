@@ -11,14 +11,14 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import click
 
 from kpredict import walk
 from kpredict.cli_options import (
-    RunOptions, common_options, diff_inputs, given_inputs, input_options, parse_dims, strict_option,
+    Progress, RunOptions, common_options, diff_inputs, given_inputs, input_options, parse_dims, strict_option,
 )
 from kpredict.frontend.parse import ParseError, decode_source
 from kpredict.ir import FileReport
@@ -31,7 +31,7 @@ from kpredict.lint.gitdiff import repo_root
 from kpredict.lint.model import Diagnostic, FileResult, LintRun
 from kpredict.lint.precision import default_state, on_by_default
 from kpredict.lint.registry import all_rules, by_code, get
-from kpredict.parallel import analyze_targets
+from kpredict.parallel import analyze_targets, slim
 from kpredict.settings import Settings
 from kpredict.strict import strict_errors
 
@@ -280,15 +280,22 @@ def lint_items(items: list[Item], root: str, run: RunOptions, examples: dict[str
     for i, (_, _, resolved, error) in enumerate(items):
         if error is None:
             batches.setdefault((resolved.settings, resolved.lint), []).append(i)
-    reports: dict[int, FileReport] = {}
-    for (settings, lint), indices in batches.items():
-        targets = [walk.Target(items[i][0], items[i][1]) for i in indices]
-        check = Linter(lint)
-        done = analyze_targets(targets, settings, jobs=run.jobs, cache=run.cache(settings, check), lint=check,
-                               examples=examples, inits=inits)
-        reports.update(zip(indices, done))
-    return [FileResult(p, relative_to(p, root), FileReport(p, error=err)) if err is not None
-            else file_result(p, root, reports[i]) for i, (p, _, _, err) in enumerate(items)]
+
+    def analyzed() -> Iterator[tuple[int, FileReport]]:
+        for (settings, lint), indices in batches.items():
+            targets = [walk.Target(items[i][0], items[i][1]) for i in indices]
+            check = Linter(lint)
+            yield from zip(indices, analyze_targets(targets, settings, jobs=run.jobs, cache=run.cache(settings, check),
+                                                    lint=check, examples=examples, inits=inits))
+
+    done: dict[int, FileResult] = {}
+    progress = Progress(sum(len(v) for v in batches.values()), sys.stderr, os.environ)
+    for i, report in progress.track(analyzed()):
+        # the renderers and the baseline read figures and findings, never op rows or kernel lists: a
+        # whole tree's results stay small (kpredict.parallel.slim)
+        done[i] = file_result(items[i][0], root, slim(report))
+    return [FileResult(p, relative_to(p, root), FileReport(p, error=err)) if err is not None else done[i]
+            for i, (p, _, _, err) in enumerate(items)]
 
 
 def _report_errors(files: list[FileResult]) -> None:

@@ -196,6 +196,14 @@ def render_file(f: FileReport, verbose: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def skipped_line(paths: list[str]) -> str:
+    """The one line for the files left out as not PyTorch code (without -v)."""
+    one = len(paths) == 1
+    which = paths[0] if one else f"{len(paths)} files"
+    return (f"{which}: not analyzed: no torch import reached (--all-files analyzes "
+            f"{'it' if one else 'them'}{'' if one else ', -v lists them'})\n")
+
+
 def render(r: Report, verbose: bool = False) -> str:
     """Skipped files (not PyTorch code) are one line in all, or one line each with --verbose: a
     mixed repository has many, and listing each would bury the files that matter."""
@@ -205,9 +213,6 @@ def render(r: Report, verbose: bool = False) -> str:
         if verbose or not f.skipped or f.error:
             out.append(render_file(f, verbose))
     if skipped and not verbose:
-        one = len(skipped) == 1
-        which = skipped[0].path if one else f"{len(skipped)} files"
-        out.append(f"{which}: not analyzed: no torch import reached (--all-files analyzes "
-                   f"{'it' if one else 'them'}{'' if one else ', -v lists them'})\n")
+        out.append(skipped_line([f.path for f in skipped]))
     text = "\n".join(out)
     return text if text.endswith("\n") else text + "\n"  # no file: the target line alone

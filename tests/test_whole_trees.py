@@ -1,0 +1,155 @@
+"""Whole trees (issue 32): results written file by file, a progress line on a terminal only, Ctrl-C
+stops the run and its workers at once with one line. The sizes, memory and the time to stop on
+transformers' tree are measured by benchmarks/whole_tree.py, not here."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kpredict.cli import main
+from kpredict.cli_options import Progress
+from kpredict.ir import FileReport, Report
+from kpredict.parallel import analyze_paths
+from kpredict.render import json_report, text_report
+from kpredict.settings import Settings
+
+TORCH = "import torch\n\n\ndef f(x):\n    return (x + 1).relu()\n\n\ndef g(x):\n    return x.sin() * 2\n"
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _ticks() -> Iterator[float]:
+    t = 0.0
+    while True:
+        yield t
+        t += 1.0
+
+
+def test_progress_line_counts_files_and_is_erased():
+    out = Terminal()
+    clock = _ticks()
+    items = list(Progress(3, out, {}, clock=lambda: next(clock)).track(["a", "b", "c"]))
+    assert items == ["a", "b", "c"]
+    text = out.getvalue()
+    erase = "\r\033[K"
+    assert text == "".join(f"\rkpredict: {i}/3 files, {i + 1} s{erase}" for i in range(4))  # nothing left at the end
+
+
+def test_progress_line_is_erased_while_the_caller_prints_and_when_stopped():
+    out = Terminal()
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        for item in Progress(3, out, {}).track(["a", "b", "c"]):
+            seen.append(out.getvalue())
+            if item == "b":
+                raise KeyboardInterrupt
+    assert all(s.endswith("\r\033[K") for s in seen)  # the caller's output starts on a clean line
+    assert out.getvalue().endswith("\r\033[K")
+
+
+@pytest.mark.parametrize("stream,env", [(io.StringIO(), {}), (Terminal(), {"CI": "true"})], ids=["pipe", "ci"])
+def test_no_progress_in_a_pipe_or_in_ci(stream, env):
+    assert list(Progress(3, stream, env).track([1, 2, 3])) == [1, 2, 3]
+    assert stream.getvalue() == ""
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text(TORCH, encoding="utf-8")
+    (tmp_path / "b.py").write_text("def h(x):\n    return x\n", encoding="utf-8")  # not PyTorch code
+    (tmp_path / "c.py").write_text("def (:\n", encoding="utf-8")  # fails
+    (tmp_path / "d.py").write_text(TORCH.replace("relu", "sigmoid"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CI", raising=False)
+    return tmp_path
+
+
+def _reports() -> list[FileReport]:
+    return list(analyze_paths(["."], Settings(), jobs=1))
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_streamed_text_is_the_renderers_text(tree, verbose):
+    flags = ["-v"] if verbose else []
+    result = CliRunner().invoke(main, ["report", "--no-cache", "-j", "1", *flags, "."])
+    assert result.exit_code == 2  # c.py failed
+    analyzed = [f for f in _reports() if not f.error]
+    assert result.stdout == text_report.render(Report("cuda", analyzed), verbose)
+    assert result.stderr.splitlines() == ["c.py: error: line 1: syntax error: invalid syntax"]
+
+
+@pytest.mark.parametrize("detail", [False, True])
+def test_streamed_json_is_the_renderers_json(tree, detail):
+    flags = ["--detail"] if detail else []
+    result = CliRunner().invoke(main, ["report", "--no-cache", "-j", "2", "--output-format", "json", *flags, "."])
+    assert result.exit_code == 2
+    assert result.stdout == json_report.render(Report("cuda", _reports()), ops=detail)
+
+
+def test_json_is_written_before_the_next_file_is_analyzed(tree):
+    written: list[str] = []
+    asked: list[int] = []
+
+    def files() -> Iterator[FileReport]:
+        for f in _reports():
+            asked.append(len("".join(written)))
+            yield f
+
+    json_report.write(written.append, "cuda", files())
+    assert len(asked) == 4 and all(a < b for a, b in zip(asked, asked[1:]))  # each file out before the next
+
+
+def test_no_file_writes_an_empty_list(tree):
+    out: list[str] = []
+    json_report.write(out.append, "cpu", iter(()))
+    assert "".join(out) == '{"schema": "kpredict/report/v1", "target": "cpu", "files": []}\n'
+
+
+@pytest.mark.parametrize("detail", [False, True])
+def test_json_layout_is_the_document_one_flat_object_a_line(tree, detail):
+    files = _reports()
+    text = json_report.render(Report("cuda", files), ops=detail)
+    assert json.loads(text) == json_report.report_dict(Report("cuda", files), ops=detail)
+    lines = text.splitlines()
+    assert lines[:4] == ["{", '  "schema": "kpredict/report/v1",', '  "target": "cuda",', '  "files": [']
+    eager = any(ln.startswith('          "eager": {"kernels": 2, ') for ln in lines)
+    assert eager != detail  # f's figures on one line; with --detail they hold the kernels' costs, a line each
+    rows = [ln for ln in lines if ln.lstrip().startswith('{"line": 5, "col"')]
+    assert len(rows) == (4 if detail else 0)  # an op row a line: f's add and relu, d.py's add and sigmoid
+
+
+def test_ctrl_c_stops_workers_at_once_with_one_line(tmp_path):
+    body = "import torch\n\n\ndef f(x):\n" + "    x = x + 1\n" * 20_000 + "    return x\n"
+    for i in range(8):  # about 2 s each here: the run is still going when Ctrl-C comes
+        (tmp_path / f"s{i}.py").write_text(body, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    p = subprocess.Popen([sys.executable, "-m", "kpredict", "report", "-j", "2", "--no-cache", str(tmp_path)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=env,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
+    time.sleep(2.5)
+    assert p.poll() is None, "the run ended before Ctrl-C: make the files slower"
+    os.killpg(p.pid, signal.SIGINT)  # as a terminal sends it: to every process of the group
+    try:
+        _, err = p.communicate(timeout=20)  # a hang guard, not the goal (benchmarks/whole_tree.py times it)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130
+    assert err.decode() == "kpredict: interrupted\n"
+    time.sleep(0.3)
+    left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+    assert left == []  # no worker goes on alone
