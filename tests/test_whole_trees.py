@@ -153,3 +153,19 @@ def test_ctrl_c_stops_workers_at_once_with_one_line(tmp_path):
     time.sleep(0.3)
     left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
     assert left == []  # no worker goes on alone
+
+
+def test_a_loop_longer_than_max_unroll_gives_lower_bounds():
+    """A 4-line file that stacks 20,000 ops: counted for the first max_unroll (4096) iterations, which
+    is said as an assumption and, since the loop launches kernels, makes the figures lower bounds
+    (they were printed as exact). A long loop of plain Python values stays exact."""
+    from kpredict.api import analyze_source
+
+    src = b"import torch\n\n\ndef f(x):\n    for _ in range(20000):\n        x = x + 1\n    return x\n"
+    (fn,) = analyze_source(src, "m.py", Settings()).functions
+    assert fn.eager.kernels == 4096 and fn.lower_bound
+    assert [(u.line, u.name) for u in fn.lower_bound_causes] == [
+        (5, "loop of 20000 iterations counted for the first 4096")]
+    plain = src.replace(b"x = x + 1", b"n = 1")
+    (fn,) = analyze_source(plain, "m.py", Settings()).functions
+    assert not fn.lower_bound
