@@ -197,30 +197,6 @@ def package_of(path: str, relative: bool) -> tuple[str, str] | None:
     return cur, ".".join(parts)
 
 
-def each_example_function(path: str, measure: Any) -> dict[str, Any]:
-    """`measure(module, path, qualname)` for every function of `path` with example inputs (as the CPU
-    oracle's "*" request picks them), each failure that function's answer; a file that fails to load
-    is the file's error. What the FLOP oracle and the timing calibration share."""
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
-    quals = [q for q, (_line, kind) in definitions(source).items()
-             if kind == "def" and "<locals>" not in q and annotations_for(path, q, source).example is not None]
-    out: dict[str, Any] = {"functions": {}, "error": None}
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            mod = load_module(path, [])
-    except Exception as e:  # noqa: BLE001 - the file's own failure is its answer
-        out["error"] = f"{type(e).__name__}: {e}"
-        return out
-    for q in quals:
-        try:
-            with contextlib.redirect_stdout(sys.stderr):
-                out["functions"][q] = measure(mod, path, q)
-        except Exception as e:  # noqa: BLE001 - one failing function must not stop the others
-            out["functions"][q] = {"error": f"{type(e).__name__}: {e}"}
-    return out
-
-
 def load_module(path: str, notes: list[str]) -> types.ModuleType:
     """Import the file: inside a package by its dotted name (its package root's folder on sys.path, so
     relative imports work), else as `_kpredict_user`; if its top level fails, keep what can be defined."""

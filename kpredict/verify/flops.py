@@ -20,6 +20,7 @@ from typing import Any
 
 from kpredict.examples import merged_text
 from kpredict.verify import child
+from kpredict.verify.each_example import each_example_function
 from kpredict.verify.annotations import annotations_for
 from kpredict.verify.examples import evaluate
 
@@ -58,7 +59,7 @@ def measure_function(mod: Any, path: str, qualname: str) -> dict[str, Any]:
 
 def measure_file(path: str) -> dict[str, Any]:
     """Every function of `path` with example inputs (as the CPU oracle's "*" request picks them)."""
-    return child.each_example_function(path, measure_function)
+    return each_example_function(path, measure_function)
 
 
 def main(argv: list[str] | None = None) -> int:

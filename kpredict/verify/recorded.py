@@ -49,6 +49,9 @@ NOT_MEASURING = {
     "reads.py": "reading files and recording which were read",
     "settings.py": "the static side's settings",
     "project.py": "finding pyproject.toml (the fixtures give their inputs in comments, which annotations.py reads)",
+    "devices.py": "the time model's device presets, which project.py checks a `gpu =` setting against",
+    "opfacts.py": "reading rules/ (devices.py finds the presets and the targets through it); the child counts "
+                  "what torch runs, not what the op table says",
 }
 
 Child = Callable[[dict[str, Any], float], tuple[dict[str, Any], str]]

@@ -22,6 +22,7 @@ from typing import Any
 
 from kpredict.examples import merged_text
 from kpredict.verify import child
+from kpredict.verify.each_example import each_example_function
 from kpredict.verify.annotations import annotations_for
 from kpredict.verify.examples import evaluate
 
@@ -74,7 +75,7 @@ def time_function(mod: Any, path: str, qualname: str, device: str, warmup: int =
 
 
 def time_file(path: str, device: str, warmup: int, runs: int, compiled: bool) -> dict[str, Any]:
-    return child.each_example_function(
+    return each_example_function(
         path, lambda mod, p, q: time_function(mod, p, q, device, warmup, runs, compiled))
 
 
