@@ -924,3 +924,12 @@ def test_python_values_that_double_in_a_loop_stay_small() -> None:
     res = subprocess.run([sys.executable, "-c", code], input=json.dumps(GROWING), capture_output=True, text=True,
                          timeout=300, cwd=str(Path(__file__).resolve().parent.parent))
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_a_huge_ones_or_zeros_is_no_known_value() -> None:
+    """`torch.ones(n)` with n past concrete.MAX_ELEMENTS is not given element values (hypothesis found
+    `torch.ones(15387 * x)`-like code building a list of 2**40 ones: MemoryError)."""
+    from kpredict.frontend import concrete
+    assert concrete.create("ones", [1 << 40], {}) is None
+    assert concrete.create("zeros", [-3], {}) is None
+    assert concrete.create("zeros", [3], {}).values == (0.0, 0.0, 0.0)

@@ -104,7 +104,7 @@ def create(name: str, args: list[object], kwargs: dict[str, object]) -> Concrete
         if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float)) for x in v):
             kind = _kind_of(list(v), dtype) if v or dtype else "float"
             return _make(list(v), 1, kind) if kind else None
-    if name in ("zeros", "ones") and len(args) == 1 and isinstance(args[0], int):
+    if name in ("zeros", "ones") and len(args) == 1 and isinstance(args[0], int) and 0 <= args[0] <= MAX_ELEMENTS:
         kind = _kind_of([0.0], dtype) or "float"
         return _make([0 if name == "zeros" else 1] * args[0], 1, kind)
     return None
