@@ -76,10 +76,6 @@ def _from_comment(p: ast.arg, lines: list[str]) -> tuple[str | int, ...] | None:
     return _tokens([t for t in re.split(r"[\s,]+", m.group(1)) if t])
 
 
-def _from_unpacking(fdef: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> tuple[str | int, ...] | None:
-    return _unpackings(fdef).get(name)
-
-
 def _unpackings(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str | int, ...] | None]:
     """Each name's first `a, b, c = name.size()` (or `.shape`) in fdef's body, outside nested defs,
     breadth first: its dims, or None for a starred target (the rank is not known). Kept on the node:
@@ -117,7 +113,7 @@ def dim_names(p: ast.arg, fdef: ast.FunctionDef | ast.AsyncFunctionDef | None, l
     if dims is not None:
         return DimNames(dims, "its # shape: comment")
     if fdef is not None:
-        dims = _from_unpacking(fdef, p.arg)
+        dims = _unpackings(fdef).get(p.arg)
         if dims is not None:
             return DimNames(dims, f"unpacked from {p.arg}.size() in the body")
     if token_ids:

@@ -1037,6 +1037,18 @@ class Interpreter(ObjectModel):
                 return [self.unary_view(it, "select", None) for _ in range(shape[0])]
         return None
 
+    def frozen_loop(self, node: ast.AST, it: object, items: list[object] | None, what: str, line: int) -> bool:
+        """Whether a rerun counts this loop (a for statement or a comprehension's generator) once, as
+        the first analysis could not count it (Shared.for_rerun), saying so; otherwise notes whether
+        its count is known, for the reruns of the first analyses."""
+        if items is not None and len(items) > IDLE_ITERATIONS and node in self.shared.frozen:
+            self.assume(_FROZEN.format(line, what), force=not self.recording)
+            return True
+        if not isinstance(it, SymRange):
+            seen = self.shared.loops_seen
+            seen[node] = seen.get(node, False) or items is not None
+        return False
+
     def exec_for(self, s: ast.For | ast.AsyncFor, frame: Frame) -> None:
         # `for y in map(f, xs)`: each f(x) runs just before the body that takes it
         items: Iterable[object] | None = self.lazy_map(s.iter, frame)
@@ -1045,12 +1057,8 @@ class Interpreter(ObjectModel):
         if items is None:
             it = self.ev(s.iter, frame)
             items = self.iterate(it, s.iter)
-            if items is not None and len(items) > IDLE_ITERATIONS and s in self.shared.frozen:
-                self.assume(_FROZEN.format(s.lineno, "loop"), force=not self.recording)
+            if self.frozen_loop(s, it, items, "loop", s.lineno):
                 items = [Opaque("loop item") if not isinstance(it, TensorRef) else self.unary_view(it, "select", None)]
-            elif not isinstance(it, SymRange):
-                seen = self.shared.loops_seen
-                seen[s] = seen.get(s, False) or items is not None
             if items is None:
                 if self.recording:
                     self.assume(f"line {s.lineno}: loop count not known statically; the body is counted once")
@@ -1376,12 +1384,8 @@ class Interpreter(ObjectModel):
         g = e.generators[i]
         it = self.ev(g.iter, sub)
         items = self.iterate(it, g.iter)
-        if items is not None and len(items) > IDLE_ITERATIONS and g in self.shared.frozen:
-            self.assume(_FROZEN.format(e.lineno, "comprehension"), force=not self.recording)
+        if self.frozen_loop(g, it, items, "comprehension", e.lineno):
             items = [Opaque("item")]
-        elif not isinstance(it, SymRange):
-            seen = self.shared.loops_seen
-            seen[g] = seen.get(g, False) or items is not None
         building_at = None if items is not None or self.recording else self.builds
         if items is None:
             if self.recording:
