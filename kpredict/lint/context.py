@@ -20,6 +20,7 @@ from typing import Any
 
 from kpredict.frontend.parse import ModuleInfo
 from kpredict.ir import FunctionGraph, FunctionReport, Kernel, Op, Span
+from kpredict.lint import hotpath
 from kpredict.models.eager import eager_kernels
 from kpredict.opfacts import OpTable
 from kpredict.settings import Settings
@@ -41,10 +42,12 @@ def contains(outer: Span, inner: Span) -> bool:
 class ModuleFacts:
     """Source-level facts of one module, computed lazily and shared by every function's context."""
 
-    def __init__(self, module: ModuleInfo) -> None:
+    def __init__(self, module: ModuleInfo, path: str = "") -> None:
         self.module = module
+        self.path = path or module.path
         self.lines = module.lines
         self._encoded: dict[int, bytes] = {}
+        self._cold: dict[str, str | None] = {}
 
     # ---------------------------------------------------------------- text and columns
     def line_bytes(self, line: int) -> bytes:
@@ -116,6 +119,16 @@ class ModuleFacts:
             if isinstance(node, SCOPES):
                 continue
             stack.extend(ast.iter_child_nodes(node))
+
+    def cold_reason(self, qualname: str) -> str | None:
+        """Why a whole function is off the hot path (kpredict.lint.hotpath), or None."""
+        if qualname not in self._cold:
+            self._cold[qualname] = self.path_reason or hotpath.function_reason(self.module, qualname)
+        return self._cold[qualname]
+
+    @cached_property
+    def path_reason(self) -> str | None:
+        return hotpath.path_reason(self.path)
 
     def loops(self, qualname: str) -> list[ast.AST]:
         scope = self.scope_node(qualname)
@@ -228,6 +241,17 @@ class FunctionContext:
         if isinstance(node, ast.Name):
             return node.id in self.tensor_names
         return node_span(node) in self.output_spans
+
+    @cached_property
+    def lazy_blocks(self) -> list[Span]:
+        return hotpath.lazy_init_blocks(self.scope) if self.scope is not None else []
+
+    def cold(self, span: Span) -> str | None:
+        """Why the code at `span` is off the hot path (runs once, or host-side), or None."""
+        reason = self.facts.cold_reason(self.qualname)
+        if reason is None and any(contains(b, span) for b in self.lazy_blocks):
+            reason = "state built once (a lazy-initialization block)"
+        return reason
 
     @property
     def is_forward(self) -> bool:

@@ -17,7 +17,7 @@ from kpredict.frontend.parse import ModuleInfo
 from kpredict.ir import FunctionReport, Span
 from kpredict.lint.config import LintConfig
 from kpredict.lint.context import FunctionContext, ModuleFacts
-from kpredict.lint import suppress
+from kpredict.lint import hotpath, suppress
 from kpredict.lint.model import Diagnostic, Hit, Rule
 from kpredict.lint.registry import all_rules, by_code
 from kpredict.opfacts import OpTable, default_table
@@ -59,7 +59,7 @@ def lint_module(module: ModuleInfo, functions: list[FunctionReport], settings: S
                 table: OpTable | None, lint: LintConfig, path: str) -> list[Diagnostic]:
     settings = settings or Settings()
     table = table or default_table()
-    facts = ModuleFacts(module)
+    facts = ModuleFacts(module, path)
     enabled = lint.enabled_for(path)
     rules = [r() for r in all_rules() if r.scope == "function" and r.code in enabled]
     compiled = compiled_qualnames(functions)
@@ -70,7 +70,12 @@ def lint_module(module: ModuleInfo, functions: list[FunctionReport], settings: S
         ctx = FunctionContext(fr.qualname, fr, fr.graph, facts, settings, table, fr.qualname in compiled)
         for rule in rules:
             ctx.options = lint.rule_options(rule.code)
+            hot_only = hotpath.OPTION in ctx.options and not ctx.options[hotpath.OPTION]
+            if hot_only and facts.cold_reason(fr.qualname):
+                continue
             for hit in rule.check(ctx):
+                if hot_only and ctx.cold(hit.span):
+                    continue  # off the hot path: true, but not worth a reviewer's time (kpredict.lint.hotpath)
                 diags.append(make_diagnostic(rule, fr.qualname, hit, facts))
     diags = _dedupe(diags)
     sups = suppress.parse("\n".join(module.lines) + "\n")

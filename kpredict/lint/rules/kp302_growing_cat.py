@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from kpredict.lint.context import FunctionContext, node_span
 from kpredict.lint.figures import as_dict, describe, eager_figures
+from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Hit, Rule
 
 GROWERS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack")
@@ -30,6 +31,8 @@ class GrowingCatInLoop(Rule):
     severity = "warning"
     summary = "A tensor grown by torch.cat/torch.stack inside a loop: quadratic memory traffic"
     fix = "Append the pieces to a list inside the loop and call torch.cat once after it."
+    options = {hotpath.OPTION: False}
+    option_docs = {hotpath.OPTION: hotpath.OPTION_DOC}
 
     INVALID = [
         Example(

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from kpredict.frontend.shapes import dtype_from_dotted
 from kpredict.lint.context import FunctionContext, node_span
 from kpredict.lint.figures import plural
+from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Hit, Rule
 from kpredict.render.text_report import human_bytes
 
@@ -34,6 +35,8 @@ class HostTensorMovedToDevice(Rule):
     severity = "warning"
     summary = "A tensor built on the host and then copied to the device instead of created there"
     fix = "Pass device= (and dtype=) to the constructor: torch.zeros(n, device=x.device)."
+    options = {hotpath.OPTION: False}
+    option_docs = {hotpath.OPTION: hotpath.OPTION_DOC}
 
     INVALID = [
         Example(
@@ -66,6 +69,27 @@ class HostTensorMovedToDevice(Rule):
             "    bias = torch.zeros(128, 64, device=x.device)\n"
             "    h = torch.ones(4).to(torch.float16)\n"
             "    return x + bias\n"
+        ),
+        Example(  # optimizer state built on the first step only (kpredict.lint.hotpath)
+            "import torch\n"
+            "\n"
+            "\n"
+            "class Opt:\n"
+            "    # kpredict: example p=randn(64)\n"
+            "    def step(self, p):\n"
+            "        state = self.state[p]\n"
+            "        if len(state) == 0:\n"
+            "            state['exp_avg_sq'] = torch.zeros([]).to(p.device)\n"
+            "        return p * 2\n"
+        ),
+        Example(  # weight initialization runs once
+            "import torch\n"
+            "\n"
+            "\n"
+            "class Model(torch.nn.Module):\n"
+            "    # kpredict: example w=randn(64)\n"
+            "    def _init_weights(self, w):\n"
+            "        w.copy_(torch.linspace(3.0, 6.0, 64).to(w.device))\n"
         ),
     ]
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from kpredict.ir import Span
 from kpredict.lint.context import FunctionContext, contains
 from kpredict.lint.figures import as_dict, describe, eager_figures
+from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Hit, Rule
 
 CASTS = ("_to_copy", "float", "half", "bfloat16", "double", "type_as")
@@ -33,6 +34,8 @@ class DtypeRoundTrip(Rule):
     severity = "warning"
     summary = "A cast to a wider dtype immediately cast back: two kernels that return the input's values"
     fix = "Use the tensor as it is, or do the work in the wider dtype before casting back."
+    options = {hotpath.OPTION: False}
+    option_docs = {hotpath.OPTION: hotpath.OPTION_DOC}
 
     INVALID = [
         Example(

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from kpredict.lint.context import FunctionContext, node_span
 from kpredict.lint.figures import as_dict, describe, eager_figures
+from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Hit, Rule
 
 COMPUTE = ("pointwise", "reduction", "extern", "fallback", "random")
@@ -29,6 +30,8 @@ class CloneOfTemporary(Rule):
     severity = "warning"
     summary = ".clone() of a freshly computed tensor that nothing else uses"
     fix = "Use the computed tensor directly."
+    options = {hotpath.OPTION: False}
+    option_docs = {hotpath.OPTION: hotpath.OPTION_DOC}
 
     INVALID = [
         Example(
@@ -60,6 +63,15 @@ class CloneOfTemporary(Rule):
             "# kpredict: example x=randn(128, 128)\n"
             "def copy_input(x):\n"
             "    return x.clone()\n"
+        ),
+        Example(  # construction runs once
+            "import torch\n"
+            "\n"
+            "\n"
+            "class Attn(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.register_buffer('scale', (torch.ones(1) * 0.5).clone())\n"
         ),
     ]
 
