@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from kpredict.lint.context import FunctionContext
 from kpredict.lint.figures import plural
+from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Hit, Rule
 from kpredict.lint.syncs import sync_sites
 
@@ -29,6 +30,8 @@ class HostSyncInLoop(Rule):
     severity = "warning"
     summary = "A host-device sync (.item(), .cpu(), .tolist(), print, if tensor) inside a loop"
     fix = "Keep values on the device inside the loop (accumulate in a tensor) and read them once after it."
+    options = {hotpath.OPTION: False}
+    option_docs = {hotpath.OPTION: hotpath.OPTION_DOC}
 
     INVALID = [
         Example(
@@ -63,6 +66,28 @@ class HostSyncInLoop(Rule):
             "# kpredict: example losses=randn(16, 128)\n"
             "def total_loss(losses):\n"
             "    return losses.mean(dim=1).sum().item()\n"
+        ),
+        Example(  # state-dict keys are strings: comparing them waits for nothing
+            "import torch\n"
+            "\n"
+            "\n"
+            "def filter_keys(state_dict):\n"
+            "    out = {}\n"
+            "    for k in state_dict:\n"
+            "        if k.startswith('head.') or k == 'fc.bias':\n"
+            "            continue\n"
+            "        out[k] = state_dict[k]\n"
+            "    return out\n"
+        ),
+        Example(  # a CPU random draw (no device=): the host reads its own memory
+            "import torch\n"
+            "\n"
+            "\n"
+            "def crop_params(height: int, width: int, size: int):\n"
+            "    for _ in range(10):\n"
+            "        i = torch.randint(0, height - size + 1, size=(1,)).item()\n"
+            "        j = torch.randint(0, width - size + 1, size=(1,)).item()\n"
+            "    return i, j\n"
         ),
     ]
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from kpredict.lint.context import FunctionContext
 from kpredict.lint.figures import plural
+from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Hit, Rule
 from kpredict.lint.syncs import sync_sites
 
@@ -28,6 +29,8 @@ class HostSyncInForward(Rule):
     severity = "warning"
     summary = "A host-device sync (.item(), .cpu(), .tolist(), print, if tensor) in a forward method"
     fix = "Keep the value on the device (torch.where, masks, clamp) or compute it outside the training step."
+    options = {hotpath.OPTION: False}
+    option_docs = {hotpath.OPTION: hotpath.OPTION_DOC}
 
     INVALID = [
         Example(
@@ -53,6 +56,28 @@ class HostSyncInForward(Rule):
             "    # kpredict: example x=randn(64, 64)\n"
             "    def forward(self, x):\n"
             "        return torch.where(x.sum() > 0, x.relu(), x)\n"
+        ),
+        Example(  # a parameter with no annotation that is only ever a flag: nothing says it is a tensor
+            "import torch\n"
+            "from torch import nn\n"
+            "\n"
+            "\n"
+            "class Layer(nn.Module):\n"
+            "    def forward(self, x, output_attentions):\n"
+            "        attn = () if output_attentions else None\n"
+            "        return x * 2, attn\n"
+        ),
+        Example(  # the scores go to numpy by design, and the raise runs only when a check fails
+            "import torch\n"
+            "from torch import nn\n"
+            "\n"
+            "\n"
+            "class Checker(nn.Module):\n"
+            "    # kpredict: example x=randn(4, 64) ids=randn(4)\n"
+            "    def forward(self, x, ids):\n"
+            "        if ids.numel() > 1000:\n"
+            "            raise ValueError(f'bad ids {ids.tolist()}')\n"
+            "        return (x @ x.T).cpu().float().numpy()\n"
         ),
     ]
 
