@@ -84,7 +84,7 @@ def test_default_path_is_the_current_directory(proj):
 
 def test_concise_is_the_default_when_not_a_terminal(proj):
     result = CliRunner().invoke(main, ["check", "-j", "1", "model.py"])
-    assert result.stdout.startswith("model.py:6:9: KP101 3 elementwise ops launch 3 kernels")
+    assert result.stdout.startswith("model.py:6:9: KP101 3 elementwise ops (add, mul, relu, lines 6-8) launch 3 kernels")
     assert result.stdout.rstrip().endswith("Found 2 findings.")
 
 
@@ -178,7 +178,7 @@ def test_per_file_ignores_exclude_target_and_dims(proj):
     out = result.stdout
     assert f"config file: {proj / 'pyproject.toml'}" in out.replace(str(proj.resolve()), str(proj))
     assert "target = 'cuda'" in out and "dims = {'n': 8}" in out and "'tests/*': ['KP101']" in out
-    assert "  KP101 unfused-elementwise-chain  {'min-chain-length': 3}" in out
+    assert "  KP101 unfused-elementwise-chain  {'min-chain-length': 3, 'cold-code': False}" in out
 
 
 @pytest.mark.parametrize("text,message", [
@@ -233,7 +233,8 @@ def test_unused_suppression_messages(proj):
     result = CliRunner().invoke(main, ["check", "-j", "1", "--select", "KP1,KP9", "model.py"])
     lines = result.stdout.splitlines()
     assert lines[:2] == [
-        "model.py:6:9: KP101 3 elementwise ops launch 3 kernels and move 7 transfers (28.0 KB); "
+        "model.py:6:9: KP101 3 elementwise ops (add, mul, relu, lines 6-8) launch 3 kernels and move 7 transfers "
+        "(28.0 KB); "
         "fused they would be 1 kernel and 3 transfers (12.0 KB)",
         "model.py:6:16: KP901 unused suppression `# noqa: KP502, KP999, E501`: KP502 is not enabled; "
         "KP999 is not a kpredict rule",

@@ -5,10 +5,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from kpredict.frontend.params import annotation_kind
 from kpredict.ir import Span
 from kpredict.lint.context import FunctionContext, contains, node_span
 from kpredict.lint.figures import as_dict, describe, eager_figures, plural, transfers
+from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Hit, Rule
+from kpredict.lint.syncs import GUESS
 
 
 class PythonLoopOverTensor(Rule):
@@ -29,8 +32,9 @@ class PythonLoopOverTensor(Rule):
     severity = "warning"
     summary = "A Python loop over a tensor's rows or elements that launches kernels in every iteration"
     fix = "Write the body once over the whole tensor (broadcasting, a batch dimension, torch.where, scatter/gather)."
-    options = {"min-iterations": 2}
-    option_docs = {"min-iterations": "Report loops that run at least this many times (when the count is known)."}
+    options = {"min-iterations": 2, hotpath.OPTION: False}
+    option_docs = {"min-iterations": "Report loops that run at least this many times (when the count is known).",
+                   hotpath.OPTION: hotpath.OPTION_DOC}
 
     INVALID = [
         Example(
@@ -74,6 +78,24 @@ class PythonLoopOverTensor(Rule):
             "    for _ in range(steps):\n"
             "        x = x.tanh()\n"
             "    return x\n"
+        ),
+        Example(  # a list of tensors by its annotation: one step per parameter is the single-tensor path
+            "import torch\n"
+            "\n"
+            "\n"
+            "def sgd(params: list[torch.Tensor], grads: list[torch.Tensor], lr: float):\n"
+            "    for i, p in enumerate(params):\n"
+            "        p.add_(grads[i] * -lr)\n"
+        ),
+        Example(  # no annotation: walking it says nothing of a tensor (boxes per image, keys, levels)
+            "import torch\n"
+            "\n"
+            "\n"
+            "def areas(boxes):\n"
+            "    out = []\n"
+            "    for b in boxes:\n"
+            "        out.append((b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]))\n"
+            "    return out\n"
         ),
     ]
 
@@ -136,8 +158,28 @@ def iterated_tensor(fn: FunctionContext, it: ast.expr) -> ast.expr | None:
             return it.args[0]
         return None
     if isinstance(it, (ast.Name, ast.BinOp, ast.Subscript)) and fn.is_tensor_expr(it):
-        return it
+        return None if not_known_tensor(fn, it, True) else it
     return None
+
+
+def not_known_tensor(fn: FunctionContext, e: ast.expr, iterated: bool) -> bool:
+    """Whether nothing but the interpreter's guess makes `e` (or the name it indexes) a tensor: a
+    parameter annotated as a container or a scalar (`params: List[Tensor]`, `boxes: list[Tensor]`),
+    or, for a loop that walks it directly or over its len(), a parameter with no annotation that the
+    interpreter took for a tensor (`for box in boxes`, `for k in keys`): such parameters are lists far
+    more often than tensors, while `x.shape[0]` or `x.size(0)` say tensor."""
+    while isinstance(e, ast.Subscript):
+        e = e.value
+    if not isinstance(e, ast.Name) or not isinstance(fn.scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    a = fn.scope.args
+    param = next((p for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg == e.id), None)
+    if param is None:
+        return False
+    if param.annotation is not None:
+        kind, _ = annotation_kind(param.annotation)
+        return kind is None or kind.what != "tensor"
+    return iterated and f"{e.id}{GUESS}" in fn.fg.assumptions
 
 
 def size_of(fn: FunctionContext, e: ast.expr) -> ast.expr | None:
@@ -145,6 +187,8 @@ def size_of(fn: FunctionContext, e: ast.expr) -> ast.expr | None:
     cand: ast.expr | None = None
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len" and e.args:
         cand = e.args[0]
+        if not_known_tensor(fn, cand, True):
+            return None
     elif isinstance(e, ast.Subscript):
         v = e.value
         if isinstance(v, ast.Attribute) and v.attr == "shape":
@@ -153,6 +197,6 @@ def size_of(fn: FunctionContext, e: ast.expr) -> ast.expr | None:
             cand = v.func.value
     elif isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("size", "numel", "nelement"):
         cand = e.func.value
-    if cand is not None and fn.is_tensor_expr(cand):
+    if cand is not None and fn.is_tensor_expr(cand) and not not_known_tensor(fn, cand, False):
         return cand
     return None

@@ -5,9 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kpredict.lint.context import FunctionContext
+from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Hit, Rule
 
 COMPUTE = ("pointwise", "reduction", "extern", "fallback", "random")
+# pointwise-category ops that write a fresh contiguous result whatever their inputs' strides
+FRESH = {"index", "gather", "index_select", "embedding", "cat", "stack", "constant_pad_nd"}
+
+
+def _layout_unknown(fn: FunctionContext, vid: int) -> bool:
+    """A value whose strides the graph cannot know: the caller's tensor when no example gave it (any
+    layout may be passed), or einsum's result (which may be a permuted view of its matmul)."""
+    v = fn.fg.values.get(vid)
+    if v is None:
+        return True
+    if v.is_input:
+        return any(a.startswith(f"{v.name}: ") and "tensor of unknown shape" in a for a in fn.fg.assumptions)
+    p = fn.producer(vid)
+    return p is not None and p.name == "einsum"
 
 
 class NoopContiguous(Rule):
@@ -28,6 +43,8 @@ class NoopContiguous(Rule):
     severity = "info"
     summary = ".contiguous() on a tensor that is already contiguous: it does nothing"
     fix = "Drop the .contiguous() call."
+    options = {hotpath.OPTION: False}
+    option_docs = {hotpath.OPTION: hotpath.OPTION_DOC}
 
     INVALID = [
         Example(
@@ -48,6 +65,13 @@ class NoopContiguous(Rule):
             "def transposed(x):\n"
             "    return x.t().contiguous()\n"
         ),
+        Example(  # the caller's tensors may be strided: the add keeps their layout, so the copy may be real
+            "import torch\n"
+            "\n"
+            "\n"
+            "def combine(a, b):\n"
+            "    return (a + b).contiguous()\n"
+        ),
     ]
 
     def check(self, fn: FunctionContext) -> Iterator[Hit]:
@@ -60,6 +84,8 @@ class NoopContiguous(Rule):
                 continue
             if not all(fn.fg.values[v].contiguous for v in p.inputs if v in fn.fg.values):
                 continue  # eager keeps an input's layout: the result may not be contiguous
+            if p.category == "pointwise" and p.name not in FRESH and any(_layout_unknown(fn, v) for v in p.inputs):
+                continue  # ... and that layout is the caller's, or einsum's (a permuted view): maybe not contiguous
             seen.add(op.span)
             message = (f"`{fn.text(op.span, 40)}`: the result of {p.name} is already contiguous, so "
                        f".contiguous() launches 0 kernels and moves 0 transfers; it can go")
