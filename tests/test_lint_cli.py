@@ -158,6 +158,20 @@ def test_rule_options_from_config_and_cli(proj):
     assert code == 2 and "has no option 'min-chain'" in err
 
 
+def test_cold_code_option_from_config_and_cli(proj):
+    """A BN fusion helper runs once: kept out until `cold-code` (a bool option) brings it back."""
+    write(proj, "model.py", CHAIN.format(noqa="").replace("def chain(a, b):", "def _fuse_bn_tensor(a, b):"))
+    assert ("KP101", 6) not in check("model.py")[1]
+    assert ("KP101", 6) in check("--rule-option", "KP101.cold-code=true", "model.py")[1]
+    code, _, err = check("--rule-option", "KP101.cold-code=3", "model.py")
+    assert code == 2 and "must be true or false" in err
+    write(proj, "pyproject.toml", "[tool.kpredict.rules.KP101]\ncold-code = true\n")
+    assert ("KP101", 6) in check("model.py")[1]
+    write(proj, "pyproject.toml", "[tool.kpredict.rules.KP101]\ncold-code = 1\n")
+    code, _, err = check("model.py")
+    assert code == 2 and "must be true or false" in err
+
+
 def test_per_file_ignores_exclude_target_and_dims(proj):
     write(proj, "pyproject.toml", """
         [tool.kpredict]

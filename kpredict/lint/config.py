@@ -273,6 +273,8 @@ def _check_options(options: dict[str, dict[str, Any]], where: str) -> None:
             default = rule.options[name]
             if type(default) is int and (not isinstance(value, int) or isinstance(value, bool)):
                 raise ConfigError(f"{where}: {code} option {name} must be an integer, not {value!r}")
+            if type(default) is bool and not isinstance(value, bool):
+                raise ConfigError(f"{where}: {code} option {name} must be true or false, not {value!r}")
 
 
 def parse_rule_option(text: str) -> tuple[str, str, Any]:
@@ -283,7 +285,11 @@ def parse_rule_option(text: str) -> tuple[str, str, Any]:
     if not eq or rule is None or not name:
         raise ConfigError(f"--rule-option: expected CODE.OPTION=VALUE (e.g. KP101.min-chain-length=4), got {text!r}")
     v: Any = value.strip()
-    if isinstance(rule.options.get(name), int):
+    if isinstance(rule.options.get(name), bool):  # `cold-code=true`; bool before int: a bool is an int
+        if v.lower() not in ("true", "false", "1", "0"):
+            raise ConfigError(f"--rule-option {text}: {name} must be true or false")
+        v = v.lower() in ("true", "1")
+    elif isinstance(rule.options.get(name), int):
         try:
             v = int(v)
         except ValueError:
