@@ -75,6 +75,9 @@ def test_sync_on_a_computed_value_is_still_reported():
     ("timm/models/metaformer.py", "StarReLU.forward", None),
     ("d/models/attention_processor.py", "AttnProcessor2_0.__call__", None),
     ("m/models/x/modeling_x.py", "fused_add_tanh", None),
+    ("m/models/x/modeling_x.py", "XModel.fuse_feature_maps", None),  # a forward step, not BN fusion
+    ("d/schedulers/scheduling_x.py", "XScheduler.convert_model_output", None),  # every denoising step
+    ("d/loaders/single_file_utils.py", "convert_ldm_unet_checkpoint", "runs once"),
 ])
 def test_function_reason(path, qualname, why):
     tree = ast.parse("class Mask2FormerImageProcessor(BaseImageProcessor):\n    pass\n"

@@ -28,7 +28,8 @@ OPTION_DOC = ("Also report code off the hot path: code that runs once (`__init__
 _ONCE = re.compile(
     r"^(__init__|__post_init__|post_init|_?init_\w*|_initialize_weights|_?reset_parameters|"
     r"from_pretrained|_?load_state_dict|_load_from_state_dict|load_pretrained|\w*_filter_fn|"
-    r"_?convert_\w*|\w*_to_diffusers|_?fuse(_\w*)?|reparameterize|reparam|switch_to_deploy|"
+    r"\w*convert\w*(checkpoint|state_dict)\w*|\w*_to_diffusers|reparameterize|reparam|switch_to_deploy|"
+    r"_?fuse(_(bn|lora|qkv|projections|model|children|conv|modules|weights)\w*)?|"
     r"encode_prompt|_encode_prompt|_get_\w*prompt_embeds|decode_latents)$")
 # host-side pre- and post-processing, and debugging helpers, by name
 _HOST = re.compile(r"^_?(post_?process|pre_?process|debug)\w*$")
