@@ -108,23 +108,34 @@ GUESS = ": tensor of unknown shape, float32"
 
 
 def _guessed_input(fn: FunctionContext, sync: Op) -> bool:
-    """A branch or int()/float() on a bare parameter that is a tensor only by the interpreter's guess
-    (`if output_attentions:`) or that its annotation allows to be a Python number (`n: int | Tensor`):
-    such parameters are flags and sizes far more often than tensors, so no sync is claimed."""
+    """A branch, int()/float() or comparison with Python values on a bare parameter that is a tensor
+    only by the interpreter's guess (`if output_attentions:`, `if program >= limit:`) or whose
+    annotation allows a Python number (`n: int | Tensor`): such parameters are flags and sizes far
+    more often than tensors, so no sync is claimed."""
     node = fn.facts.node_at(sync.span, ast.expr)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "bool"):
         node = node.args[0] if len(node.args) == 1 else None
+    vids = list(sync.inputs)
+    if isinstance(node, ast.Compare) and len(vids) == 1:
+        cmp = fn.producer(vids[0])  # `program >= limit`: the comparison's tensor operands are what is read
+        if cmp is None or cmp.name not in COMPARISONS:
+            return False
+        vids = list(cmp.inputs)
+        node = next((o for o in [node.left, *node.comparators] if isinstance(o, ast.Name)), None)
     if not isinstance(node, ast.Name):
         return False  # `mask.tolist()`, `x.sum() > 0`: the code treats it as a tensor
     guessed = {a.split(":", 1)[0] for a in fn.fg.assumptions if a.endswith(GUESS)}
     if isinstance(fn.scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         a = fn.scope.args
         guessed |= {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs if _scalar_allowed(p.annotation)}
-    for vid in sync.inputs:
+    for vid in vids:
         v = fn.fg.values.get(vid)
         if v is None or not v.is_input or v.name not in guessed:
             return False
-    return bool(sync.inputs)
+    return bool(vids)
+
+
+COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 
 
 def _scalar_allowed(ann: ast.expr | None) -> bool:

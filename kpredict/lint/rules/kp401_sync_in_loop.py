@@ -89,6 +89,17 @@ class HostSyncInLoop(Rule):
             "        j = torch.randint(0, width - size + 1, size=(1,)).item()\n"
             "    return i, j\n"
         ),
+        Example(  # a parameter with no annotation compared with Python ints: nothing says it is a tensor
+            "import torch\n"
+            "\n"
+            "PROGRAMS = {'piano': 0, 'organ': 16, 'guitar': 24}\n"
+            "\n"
+            "\n"
+            "def to_class(program):\n"
+            "    for first in sorted(PROGRAMS.values(), reverse=True):\n"
+            "        if program >= first:\n"
+            "            return first\n"
+        ),
     ]
 
     def check(self, fn: FunctionContext) -> Iterator[Hit]:
