@@ -156,6 +156,8 @@ def binary(name: str, a: Concrete | Number, b: Concrete | Number) -> Concrete | 
     vb = b.values if isinstance(b, Concrete) else None
     if va is not None and vb is not None and len(va) != len(vb) and 1 not in (len(va), len(vb)):
         return None
+    if (va is not None and not va) or (vb is not None and not vb):
+        return None  # an empty tensor (a size 0 met at marker sizes): no values to keep
     n = max(len(va) if va is not None else 1, len(vb) if vb is not None else 1)
     xs = [va[i % len(va)] for i in range(n)] if va is not None else [a] * n
     ys = [vb[i % len(vb)] for i in range(n)] if vb is not None else [b] * n

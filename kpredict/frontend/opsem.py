@@ -364,7 +364,7 @@ def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: 
                     return SplitRef(base.vid, fact.name)
             else:
                 if fact.shape == "chunk" and isinstance(arg0, int) and arg0 > 0:
-                    step = -(-size // arg0)
+                    step = max(1, -(-size // arg0))  # a dim of size 0 (an empty slice): no chunk to make
                     sizes = [min(step, size - i) for i in range(0, size, step)]
                 elif fact.shape == "split" and isinstance(arg0, int) and arg0 > 0:
                     sizes = [min(arg0, size - i) for i in range(0, size, arg0)]
