@@ -7,11 +7,13 @@ and never imports or runs the analyzed code.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
 from kpredict.deep import run_deep
 from kpredict.frontend import shapes as S
+from kpredict.frontend.dimnames import guess_shapes, size_name
 from kpredict.frontend.entry import InputError, build_graphs
 from kpredict.frontend.interp import Shared
 from kpredict.frontend.parse import ModuleInfo, ParseError, parse_module
@@ -87,9 +89,19 @@ def analyze_source(
         # one cut short by a budget covers only a first part at any count: a slope from it means nothing).
         # The reruns come after every first analysis: they reuse what those learned of other modules.
         # inputs with named dims (B, T, C = x.size()) and no sizes: bytes as a formula in them, the same way
+        guessed = guess_shapes(fg) if fg.ops and not fg.cut_short else {}
+        if guessed:  # inputs whose shape nobody said: named by the layout their code needs, and said so
+            fg.unsized_inputs = [n for n in fg.unsized_inputs if n not in guessed]
+            for d in (d for g in guessed.values() for d in g.dims):
+                if isinstance(d, str) and d not in fg.shape_symbols and d not in settings.dim_map:
+                    fg.shape_symbols.append(d)
+        if fg.shape_symbols:  # a size the code looks up and nobody gave (a constructor's hidden_size) joins them
+            fg.shape_symbols += sorted(s for s in fg.size_symbols if s not in fg.shape_symbols  # in a stable order
+                                       and s not in fg.loop_symbols and s not in settings.dim_map and size_name(s))
         if (fg.loop_symbols or fg.shape_symbols) and fg.ops and not fg.cut_short:
-            report = symbolic_report(fg, report, settings, rerun(module, table, fg.qualname, predict, shared,
-                                                                         examples, inits, first=settings))
+            again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()))
+            report = symbolic_report(fg, report, again, rerun(module, table, fg.qualname, predict, shared,
+                                                                      examples, inits, first=settings))
         report.kernel_lists = None
         functions.append(report)
     if only is not None and not functions:

@@ -160,6 +160,11 @@ class FunctionGraph:
     loop_symbols: list[str] = field(default_factory=list)  # unknown trip counts met (range(n_layer))
     shape_symbols: list[str] = field(default_factory=list)  # named dims of inputs of unknown size (B, T)
     unsized_inputs: list[str] = field(default_factory=list)  # inputs of unknown shape without named dims
+    # of those, the float tensors whose dims may be assumed (dimnames.guess_shapes): the rank their own
+    # code gives (`x.permute(0, 2, 3, 1)`: 4), 0 when it gives none, -1 when it is used as a tuple
+    unsized_ranks: dict[str, int] = field(default_factory=dict)
+    # named ints looked up (a constructor's `hidden_size`): those not given are sizes for the byte-formula reruns
+    size_symbols: list[str] = field(default_factory=list)
     cut_short: bool = False  # analysis stopped early (op or step budget, idle): figures cover a first part
 
     def to_networkx(self):  # -> networkx.DiGraph

@@ -16,6 +16,9 @@ class Settings:
     all_files: bool = False  # also analyze files that reach no torch import (frontend/relevance.py)
     extra: tuple[tuple[str, str], ...] = field(default=())
     gpu: str | None = None  # device preset of the time model (rules/devices.toml); None: the target's default
+    # named dims assumed for inputs whose shape the source does not say (kpredict.frontend.dimnames.guess_shapes),
+    # set by kpredict.api for the reruns that fit bytes as a formula; never read from a user's settings
+    shapes: tuple[tuple[str, tuple[str | int, ...], str], ...] = ()  # (parameter, dims, why)
 
     def key(self) -> str:
         """A stable digest for caches."""

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 
-from kpredict.ir import Count, FunctionGraph, FunctionReport, Kernel, ModeCost
+from kpredict.ir import DTYPE_SIZES, Count, FunctionGraph, FunctionReport, Kernel, ModeCost
 from kpredict.settings import Settings
 
 MAX_SYMBOLS = 4
@@ -118,9 +118,24 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
     if dims and unsized_use(fg):
         dims = []  # an input of unknown rank reaches an op: its bytes stay unknown whatever the names are
     if dims and not met_done:
-        sizes, first = _met_sizes(settings, rebuild, syms, dims)
+        sizes, first, same, clash = _met_sizes(settings, rebuild, syms, dims)
         if first is None:
             return report
+        assumed = {d for _, ds, _ in settings.shapes for d in ds}
+        if clash & assumed:
+            # an assumed name meets two widths (BertOutput: dense(hidden_states) + input_tensor, 3072 and
+            # 768): one name per input, each then meets its own; where that cannot be, no formula
+            split = _split(settings, clash & assumed)
+            if split is None:
+                return report
+            again, new = split
+            fg2 = replace(fg, shape_symbols=[d for d in fg.shape_symbols if d not in clash] + new)
+            return _symbolic_report(fg2, report, again, rebuild, False, exact)
+        renamed, gone = _renamed(settings, same)
+        if gone:
+            # an assumed name that must equal a name of the code (C and hidden_size): the code's name
+            fg2 = replace(fg, shape_symbols=[d for d in fg.shape_symbols if d not in gone])
+            return _symbolic_report(fg2, report, renamed, rebuild, False, exact)
         if sizes:
             # a named dim that meets a fixed size (a Linear's width) is that size: analyze with it given
             again = replace(settings, dims=settings.dims + tuple(sizes.items()))
@@ -205,11 +220,12 @@ Monomial = tuple[tuple[str, int], ...]
 Poly = dict[Monomial, Fraction]
 
 
-def transfer_bytes(kernels: list[Kernel], fg: FunctionGraph) -> dict[int, int] | None:
-    """How many transfers move each number of bytes (bytes -> count), as kpredict.traffic counts them;
-    None when a transfer's size is unknown. Split reductions' partials (ref -1, 0 bytes) are left out."""
+def transfer_bytes(kernels: list[Kernel], fg: FunctionGraph) -> dict[tuple[tuple[int, ...], int], int] | None:
+    """How many transfers move each tensor shape and item size ((shape, itemsize) -> count), as
+    kpredict.traffic counts them; None when a transfer's size is unknown. Split reductions' partials
+    (ref -1, 0 bytes) are left out."""
     by_storage: dict[int, int] = {}
-    out: dict[int, int] = {}
+    out: dict[tuple[tuple[int, ...], int], int] = {}
     for k in kernels:
         for ref in k.reads + k.writes:
             if ref == -1:
@@ -224,32 +240,66 @@ def transfer_bytes(kernels: list[Kernel], fg: FunctionGraph) -> dict[int, int] |
             if b is None:
                 return None
             if b:
-                out[b] = out.get(b, 0) + k.launches
+                key = (v.meta.shape, DTYPE_SIZES[v.meta.dtype])  # type: ignore[union-attr, index]
+                out[key] = out.get(key, 0) + k.launches  # type: ignore[index]
     return out
+
+
+# a dim that is a marker's fraction plus a few (a convolution's `H + 2*padding - kernel + 1`, a stride's
+# `(H - 1) // 2 + 1`) is read as that: `H + 2`, `H/2 - 1`; the check run at other markers confirms it
+_AFFINE_FRACTIONS = (Fraction(1), Fraction(1, 2))  # smaller ones meet fixed widths (2112/32 - 2 = 64)
+_AFFINE_SLACK = 8
+
+
+def dim_poly(d: int, primes: dict[str, int]) -> Poly:
+    """One dim of a run at the markers as a polynomial in the names: a product of names (with a
+    rational coefficient), a name's fraction plus a small constant, or a constant."""
+    for name, p in primes.items():
+        m = _MULT * p
+        for a in _AFFINE_FRACTIONS:
+            k = d - a * m
+            if k and abs(k) <= _AFFINE_SLACK and k.denominator == 1:
+                return {((name, 1),): a, (): Fraction(k)}
+    rest, mono = d, []
+    for name, p in primes.items():
+        e = 0
+        while rest and rest % p == 0:
+            rest //= p
+            e += 1
+        if e:
+            mono.append((name, e))
+    key = tuple(mono)  # in the order the names were met (B, T, C)
+    return {key: Fraction(d, _mono_value(key, primes))}
+
+
+def _mul(a: Poly, b: Poly, order: dict[str, int]) -> Poly:
+    out: Poly = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            exps = dict(ma)
+            for n, e in mb:
+                exps[n] = exps.get(n, 0) + e
+            key = tuple(sorted(exps.items(), key=lambda ne: order[ne[0]]))
+            out[key] = out.get(key, Fraction(0)) + ca * cb
+    return {m: c for m, c in out.items() if c}
 
 
 def byte_poly(rep: FunctionReport, mode: str, primes: dict[str, int]) -> Poly | None:
     """The bytes of a run with dim `name` = 192 x primes[name], as a polynomial in the names: each
-    transfer's bytes factored by the primes it holds. None when a transfer's size is unknown."""
+    transfer's tensor, dim by dim (dim_poly), times its item size. None when a transfer's size is unknown."""
     if rep.kernel_lists is None or rep.graph is None:
         return None
     per = transfer_bytes(rep.kernel_lists[0 if mode == "eager" else 1], rep.graph)
     if per is None:
         return None
+    order = {n: i for i, n in enumerate(primes)}
     poly: Poly = {}
-    for nbytes, times in per.items():
-        rest, mono = nbytes, []
-        for name, p in primes.items():
-            e = 0
-            while rest and rest % p == 0:
-                rest //= p
-                e += 1
-            if e:
-                mono.append((name, e))
-        key = tuple(mono)  # in the order the names were met (B, T, C)
-        coef = Fraction(nbytes, _mono_value(key, primes)) * times
-        poly[key] = poly.get(key, Fraction(0)) + coef
-    return {m: c for m, c in poly.items() if c}
+    for (shape, itemsize), times in per.items():
+        p: Poly = {(): Fraction(itemsize * times)}
+        for d in shape:
+            p = _mul(p, dim_poly(d, primes), order)
+        poly = _add(poly, p)
+    return poly
 
 
 def _mono_value(mono: Monomial, primes: dict[str, int]) -> int:
@@ -317,19 +367,59 @@ def unsized_use(fg: FunctionGraph) -> bool:
     return any(values[i].storage in storages for op in fg.ops for i in op.inputs if i in values)
 
 
-def _met_sizes(settings: Settings, rebuild: Rebuild, loops: list[str],
-               dims: list[str]) -> tuple[dict[str, int], FunctionReport | None]:
+def _met_sizes(settings: Settings, rebuild: Rebuild, loops: list[str], dims: list[str]
+               ) -> tuple[dict[str, int], FunctionReport | None, list[tuple[str, str]], set[str]]:
     """The named dims that meet exactly one fixed size where torch needs equal sizes, with that size;
-    and the report of that run (at the first markers, loop counts 1: the base run when none met)."""
+    the report of that run (at the first markers, loop counts 1: the base run when none met); the
+    pairs of names that meet each other and nothing else (two names for one size); and the names that
+    meet more than one fixed size."""
     marks = {d: _MULT * p for d, p in zip(dims, _PRIMES_A)}
     met: dict[int, set[int]] = {m: set() for m in marks.values()}
     run = rebuild(replace(settings, dims=settings.dims + tuple({**marks, **{s: 1 for s in loops}}.items())), met)
     if run is None or run[0].cut_short:
-        return {}, None
+        return {}, None, [], set()
+    by_mark = {m: d for d, m in marks.items()}
     # a size within a few of the marker is the marker's own (a causal conv's padding: seq_len + 1), not a
     # fixed size it meets (mamba2's seq_len was fixed at 2497)
-    return {d: v for d, m in marks.items() if len(met[m]) == 1
-            for v in met[m] if abs(v - m) > _NEAR_MARKER}, run[1]
+    fixed = {m: {v for v in met[m] if abs(v - m) > _NEAR_MARKER and v not in by_mark} for m in marks.values()}
+    same = [(d, by_mark[v]) for d, m in marks.items() if not fixed[m] for v in met[m] if v in by_mark]
+    return ({d: v for d, m in marks.items() if len(fixed[m]) == 1 for v in fixed[m]}, run[1], same,
+            {d for d, m in marks.items() if len(fixed[m]) > 1})
+
+
+def _split(settings: Settings, names: set[str]) -> tuple[Settings, list[str]] | None:
+    """`settings` with each assumed name in `names` made one name per input that has it (`C` ->
+    `C_hidden_states`, `C_input_tensor`), and the new names; None when a name is one input's only."""
+    new: list[str] = []
+    shapes = []
+    for n, dims, why in settings.shapes:
+        out = []
+        for d in dims:
+            if d in names:
+                if sum(1 for _, ds, _ in settings.shapes if d in ds) < 2:
+                    return None  # one input whose dim meets two widths: the assumed layout is wrong
+                d = f"{d}_{n}"
+                new.append(d)
+            out.append(d)
+        shapes.append((n, tuple(out), why))
+    return replace(settings, shapes=tuple(shapes)), new
+
+
+def _renamed(settings: Settings, same: list[tuple[str, str]]) -> tuple[Settings, set[str]]:
+    """`settings` with each assumed input dim (Settings.shapes) that meets one other name, and only it,
+    written as that name (`hidden_states: (B, T, hidden_size)`); and the names so replaced."""
+    order = list(dict.fromkeys(d for _, dims, _ in settings.shapes for d in dims))
+    to: dict[str, str] = {}
+    for a, b in same:
+        if a not in order or sum(1 for x, _ in same if x == a) != 1:
+            continue
+        # the code's name; between two assumed ones (`a @ b`: C meets T), the first met
+        if b not in order or order.index(b) < order.index(a):
+            to[a] = b
+    if not to:
+        return settings, set()
+    return replace(settings, shapes=tuple((n, tuple(to.get(d, d) for d in dims), why)  # type: ignore[arg-type]
+                                          for n, dims, why in settings.shapes)), set(to)
 
 
 def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, loops: list[str],

@@ -27,6 +27,7 @@ from kpredict.verify import recorded  # noqa: E402
 TESTS = ["tests/test_fixtures_oracle.py", "tests/test_models_oracle.py",
          "tests/test_lint_rules.py::test_kp101_figures_match_the_cpu_oracle",
          "tests/test_named_sizes.py::test_formula_equals_the_cpu_oracle_at_two_sizes",
+         "tests/test_named_sizes.py::test_assumed_layout_formula_equals_the_cpu_oracle",
          # real packages' models, in their own store (fixtures/oracle/packages-cpu-*), never pruned here
          "tests/test_verify_real_models.py"]
 

@@ -30,6 +30,19 @@ SIZED_INIT = "config=GPTConfig(n_layer=2, n_head=4, n_embd=64, vocab_size=100, b
 SIZED_VALUES = ({"B": 2, "T": 16}, {"B": 3, "T": 40})
 
 
+# layers whose inputs say nothing of their shape: (qualname, init, example, the assumed names' values)
+ASSUMED = SIZES / "assumed_layouts.py"
+ASSUMED_CASES = (
+    ("RMSNorm.forward", "hidden_size=16", "hidden_states=randn(2, 5, 16)", {"B": 2, "T": 5, "hidden_size": 16}),
+    ("SelfOutput.forward", None, "hidden_states=randn(2, 5, 64) input_tensor=randn(2, 5, 32)", {"B": 2, "T": 5}),
+    ("ConvBlock.forward", None, "pixel_values=randn(2, 4, 10, 12)", {"B": 2, "H": 10, "W": 12}),
+)
+
+
+def assumed_request(qual: str, init: str | None, example: str) -> dict:
+    return child_request(str(ASSUMED), qual, "cpu", examples=example, init=init)
+
+
 def sized_request(values: dict[str, int]) -> dict:
     return child_request(str(SIZES / "gpt_sizes.py"), "GPT.forward", "cpu",
                          examples=f"idx=randint(0, 100, ({values['B']}, {values['T']}))", init=SIZED_INIT)
@@ -50,6 +63,7 @@ def requests(tmp: Path) -> list[dict]:
     out += [model_request(n, "eval") for n in MODEL_FILES]
     out += [model_request(n, "train") for n in TRAIN_FILES]
     out += [sized_request(v) for v in SIZED_VALUES]
+    out += [assumed_request(q, i, e) for q, i, e, _ in ASSUMED_CASES]
     for i, src in enumerate(kp101_sources()):
         d = tmp / f"kp101-{i}"
         d.mkdir(parents=True, exist_ok=True)

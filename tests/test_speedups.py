@@ -375,6 +375,7 @@ class Net(nn.Module):
         super().__init__()
         self.blocks = nn.ModuleList([Block(d) for _ in range(6)])
 
+    # kpredict: example x=randn(2, 8) m=randn(2, 8)
     def forward(self, x: torch.Tensor, m: torch.Tensor):
         x = self.blocks[0](x)
         x = self.blocks[1](x, None)
@@ -1273,6 +1274,7 @@ class Net(nn.Module):
         self.blocks = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
         self.inner = Inner(config)
 
+    # kpredict: example x=randn(4, 16)
     def forward(self, x):
         for b in self.blocks:
             x = b(x)

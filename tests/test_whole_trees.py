@@ -24,7 +24,7 @@ from kpredict.parallel import analyze_paths
 from kpredict.render import json_report, text_report
 from kpredict.settings import Settings
 
-TORCH = "import torch\n\n\ndef f(x):\n    return (x + 1).relu()\n\n\ndef g(x):\n    return x.sin() * 2\n"
+TORCH = "import torch\n\n# kpredict: example x=randn(8)\ndef f(x):\n    return (x + 1).relu()\n\n# kpredict: example x=randn(8)\ndef g(x):\n    return x.sin() * 2\n"
 
 
 class Terminal(io.StringIO):

@@ -14,6 +14,14 @@ kpredict.symbolic turns the bytes into a formula in the names. Where the names c
    `(B, T)`, batch by sequence, listed as an assumption.
 
 Nothing is followed into callees: a cheap walk of the function's own AST, as params.py does.
+
+A float input the source says nothing about (transformers' `hidden_states`, 90% of its `forward`
+methods) gets assumed names after the first analysis (`guess_shapes`): that analysis, with the shape
+unknown, shows the rank the code needs: a 2-d convolution or pooling reached from an input of unknown
+shape means images, `(B, C, H, W)`; `x.permute(...)` on the input itself gives its rank; else the layout
+of a sequence model's activations, `(B, T, C)`. The names are shared by the function's inputs (a
+residual added to the input has its shape), a feature dim then meets the widths of the weights it
+reaches (kpredict.symbolic), and the assumption is listed with the figures.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import ast
 import re
 from collections import deque
 from dataclasses import dataclass
+
+from kpredict.ir import FunctionGraph
 
 _SHAPE_COMMENT = re.compile(r"#\s*shape:\s*[(\[]?\s*([\w\s,]+?)\s*[)\]]?\s*$")
 _JAXTYPING = ("Float", "Int", "Bool", "Shaped", "Num", "Real", "Integer", "Inexact", "Float32", "Float16",
@@ -118,4 +128,92 @@ def dim_names(p: ast.arg, fdef: ast.FunctionDef | ast.AsyncFunctionDef | None, l
             return DimNames(dims, f"unpacked from {p.arg}.size() in the body")
     if token_ids:
         return DimNames(("B", "T"), "token ids, batch by sequence, by convention")
+    return None
+
+
+def rank_hint(name: str, fdef: ast.FunctionDef | ast.AsyncFunctionDef | None) -> int:
+    """The rank parameter `name`'s own code gives it: `name.permute(0, 2, 3, 1)` -> 4; -1 when it is
+    unpacked as a tuple (`cos, sin = position_embeddings`: no tensor to name); 0 when neither."""
+    if fdef is None:
+        return 0
+    found = fdef.__dict__.get("_kp_rank_hints")
+    if found is None:
+        found = {}
+        for node in ast.walk(fdef):
+            if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple)
+                    and isinstance(node.value, ast.Name)):
+                found[node.value.id] = -1
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr == "permute" and isinstance(node.func.value, ast.Name) and node.args
+                  and not node.keywords and all(isinstance(a, ast.Constant) for a in node.args)):
+                found.setdefault(node.func.value.id, len(node.args))
+        fdef._kp_rank_hints = found  # type: ignore[union-attr]
+    return found.get(name, 0)
+
+
+# names of ints that are sizes (hidden_size, num_channels, embed_dim, n_head): a marker size given to a
+# flag, an index or a string field (`_attn_implementation`, `layer_idx`, `output_attentions`) breaks the run
+_SIZE_WORDS = re.compile(r"(?:^|_)(?:size|sizes|dim|dims|channels|features|heads|head|width|height|len|length|"
+                         r"embd|embed|labels|queries|points|patches|groups|experts|tokens|seq|bsz|bs|batch)(?:_|$)"
+                         r"|^(?:n|num|d)_|^[A-Z]$")
+
+
+def size_name(name: str) -> bool:
+    """Whether a named int nobody gave reads as a size, which kpredict.symbolic may vary."""
+    return _SIZE_WORDS.search(name) is not None
+
+
+# the names a rank gets, and why: the usual layouts of activations
+_LAYOUTS: dict[int, tuple[tuple[str, ...], str]] = {
+    3: (("B", "T", "C"), "batch, sequence, features: a sequence model's activations"),
+    4: (("B", "C", "H", "W"), "batch, channels, height, width"),
+    5: (("B", "C", "D", "H", "W"), "batch, channels, depth, height, width"),
+}
+_CONV_LAYOUT = {3: (("B", "C", "L"), "batch, channels, length")}
+# an op that reads a (batched) input of rank N + 2: convolutions, poolings, upsampling, padding modes
+_SPATIAL = re.compile(r"(?:conv(?:_transpose)?|pool|upsample_\w+?|reflection_pad|replication_pad)(\d)d")
+
+
+def guess_shapes(fg: FunctionGraph) -> dict[str, DimNames]:
+    """Assumed named dims for the float inputs of `fg` whose shape nobody gave (the module docstring):
+    from the first analysis, where they were unknown. Empty when there is none to name."""
+    names = [n for n, r in fg.unsized_ranks.items() if r >= 0]
+    if not names:
+        return {}
+    spatial = None
+    for op in fg.ops:
+        m = _SPATIAL.search(op.name)
+        if m and op.inputs and (v := fg.values.get(op.inputs[0])) is not None and v.meta.shape is None:
+            spatial = int(m.group(1)) + 2
+            break
+    out = {}
+    for n in names:
+        rank = fg.unsized_ranks[n] or spatial or 3
+        dims, why = (_CONV_LAYOUT.get(rank) if rank == spatial else None) or _LAYOUTS.get(rank, (None, ""))
+        if dims is None:
+            continue
+        said = (f"it reaches a {spatial - 2}-d convolution or pooling" if rank == spatial
+                else "its permute()" if fg.unsized_ranks[n] else "no rank in the code")
+        if dims[-1] == "C" and (width := _last_width(fg, n)) is not None:
+            # the width of the weight it meets first, read here: a rerun less to find it (symbolic.py)
+            dims, said = dims[:-1] + (width[0],), f"{said}; C = {width[0]}, {width[1]}"
+        out[n] = DimNames(dims, f"assumed: {why}; {said}; give it with --dim or a # shape: comment")
+    return out
+
+
+def _last_width(fg: FunctionGraph, name: str) -> tuple[int, str] | None:
+    """The last dim input `name` must have, from an op of the first analysis that reads it directly
+    with a weight of known size: a linear's in-features, a norm's width, a product with a 1-d weight."""
+    vids = {v.vid for v in fg.values.values() if v.is_input and v.name == name}
+    for op in fg.ops:
+        if not op.inputs or op.inputs[0] not in vids or len(op.inputs) < 2:
+            continue
+        w = fg.values.get(op.inputs[1])
+        shape = w.meta.shape if w is not None else None
+        if not shape or not all(isinstance(d, int) for d in shape):
+            continue
+        if op.name == "linear" and len(shape) == 2:
+            return shape[1], "the in-features of the linear it reaches"  # type: ignore[return-value]
+        if op.name in ("layer_norm", "rms_norm", "mul", "add") and len(shape) == 1 and shape[0] > 1:
+            return shape[0], f"the width of the weight of the {op.name} it reaches"  # type: ignore[return-value]
     return None

@@ -442,6 +442,8 @@ def _keep_as_built(it: Interpreter, inst: object, kwargs: dict[str, object]) -> 
         return
     memo.put(key, inst, ([], kwargs), list(fg.assumptions), [], list(fg.loop_symbols),
              shared={id(o) for o in reachable(*kwargs.values())})
+    # the sizes building it looked up (its `hidden_size`): a rerun that changes one builds it again
+    memo.entries[key][-1].syms = frozenset(fg.size_symbols)
 
 
 def _holds_unknown(v: object, depth: int = 0) -> bool:

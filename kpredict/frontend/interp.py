@@ -27,7 +27,7 @@ from kpredict.frontend.frame import MISSING as _MISSING
 from kpredict.frontend.imports import module_dotted
 from kpredict.frontend.opsem import apply_op
 from kpredict.frontend.summaries import Summaries
-from kpredict.frontend.dimnames import dim_names
+from kpredict.frontend.dimnames import DimNames, dim_names, rank_hint
 from kpredict.frontend.objects import CONFIG_SUFFIXES, DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
 from kpredict.frontend.parse import ModuleInfo, import_table, node_text
 from kpredict.frontend.values import (
@@ -744,6 +744,8 @@ class Interpreter(ObjectModel):
         ids = dtype == "int64" and (p.arg.endswith("ids") or p.arg in ("idx", "tokens") or (
             (k := P.param_kind(p, fdef)) is not None and k.why.startswith("fed to")))
         names = dim_names(p, fdef, self.modinfo(frame.mod).lines, ids) if describe else None
+        if names is None and describe:
+            names = next((DimNames(dims, why) for n, dims, why in self.settings.shapes if n == p.arg), None)
         shape = None
         if names is not None:
             dims = self.settings.dim_map
@@ -760,6 +762,8 @@ class Interpreter(ObjectModel):
             self.assume(f"{p.arg}: shape {names.text()} ({names.why})", force=True)
         elif describe:
             self.fg.unsized_inputs.append(p.arg)
+            if dtype in ("float32", "float16", "bfloat16", "float64"):
+                self.fg.unsized_ranks[p.arg] = rank_hint(p.arg, fdef)
         return self.new_tensor(TensorMeta(shape=shape, dtype=dtype), is_input=True, name=p.arg)
 
     # ------------------------------------------------------------------ statements

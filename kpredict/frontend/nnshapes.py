@@ -80,6 +80,8 @@ def _nn_shape(rule: str, fact_name: str, a: Args, metas: list[TensorMeta]) -> NN
         nsp = len(w) - 2
         batched = len(x) == nsp + 2
         spatial = x[-nsp:]
+        if S.WATCH is not None and len(x) >= nsp + 1 and w[1] is not None:
+            S.meet(x[-nsp - 1], w[1] * (a.py(6, "groups", 1) or 1))  # input channels: the weight's x groups
         stride = _tuple(a.py(2, "stride", 1), nsp, 1)
         dil = _tuple(a.py(4, "dilation", 1), nsp, 1)
         pad_arg = a.py(3, "padding", 0)

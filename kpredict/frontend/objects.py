@@ -666,6 +666,8 @@ class ObjectModel:
         self.shared.summaries.sym_read(name)
         for r in self.shared.constructed.sym_reading:
             r.add(name)
+        if name not in self.fg.size_symbols:
+            self.fg.size_symbols.append(name)
 
     def sym(self, name: str) -> object:
         """A named unknown int, or its value when `--dim name=N` fixes it."""
@@ -1306,6 +1308,7 @@ class ConstructMemo:
         # (keep_into): each memo forgets what reaches them before its next analysis (begin)
         self.changelog: list[int] = []
         self.seen = 0
+        self.own: list[MemoEntry] = []  # the entries built here, in order (not those kept from others)
 
     def keep_into(self, out: ConstructMemo, changed: set[str]) -> None:
         """Add to `out` (the memo of a rerun with other loop counts, symbolic.py) this memo's entries
@@ -1313,25 +1316,28 @@ class ConstructMemo:
         objects are as they were kept: the rerun hands those out instead of building them again. An
         object built from one that is not kept (a config holding a count) is keyed by that object's
         identity, which the rerun's new build does not match."""
+        # only the entries built here: one kept here from another memo is offered to `out` by that memo
+        # too (Shared.for_rerun goes over every state), and depends on no size that differs between the
+        # two, so the test gives the same answer there. Going over all of them made each rerun's cost grow
+        # with the reruns before it (7.4 of 14 s in oneformer once every forward had byte formulas).
         out.changelog = self.changelog
         have = {id(e) for lst in out.entries.values() for e in lst}
         objs, vers = self.objs, self.vers
-        for key, lst in self.entries.items():
-            for e in lst:
-                if (id(e) in have or e.syms & changed or not changed.isdisjoint(e.loop_symbols)
-                        or any(objs[i].ver != vers[i] for i in e.reach)):
-                    continue
-                have.add(id(e))
-                out.entries.setdefault(key, []).append(e)  # entries are not changed once kept: shared
-                for i in e.reach:
-                    if i not in out.objs:
-                        out.sig[i], out.vers[i], out.objs[i] = self.sig[i], vers[i], objs[i]
-                    out.owners.setdefault(i, []).append(e)
-        for shape, lst in self.shapes.items():  # in the order they were kept: templates() takes the first
-            known = set(map(id, out.shapes.get(shape, ())))
-            for e in lst:
-                if id(e) in have and id(e) not in known and e in out.entries.get(e.key, ()):
-                    out.shapes.setdefault(shape, []).append(e)
+        taken = []
+        for e in self.own:
+            if (id(e) in have or e.syms & changed or not changed.isdisjoint(e.loop_symbols)
+                    or any(objs[i].ver != vers[i] for i in e.reach)
+                    or all(x is not e for x in self.entries.get(e.key, ()))):  # forgotten (_forget)
+                continue
+            have.add(id(e))
+            taken.append(e)
+            out.entries.setdefault(e.key, []).append(e)  # entries are not changed once kept: shared
+            for i in e.reach:
+                if i not in out.objs:
+                    out.sig[i], out.vers[i], out.objs[i] = self.sig[i], vers[i], objs[i]
+                out.owners.setdefault(i, []).append(e)
+        for e in taken:  # in the order they were kept: templates() takes the first
+            out.shapes.setdefault(_shape_of(e.key), []).append(e)
 
     def begin(self) -> None:
         self.handed = set()
@@ -1438,6 +1444,7 @@ class ConstructMemo:
         """Keep inst, built from the arguments `keep`; `shared`: ids of what the arguments reach, which
         another analysis may hold already (a config every layer refers to) without making inst unusable."""
         e = MemoEntry(key, inst, keep, list(assumptions), list(unknowns), list(loop_symbols))
+        self.own.append(e)
         self.entries.setdefault(key, []).append(e)
         self.shapes.setdefault(_shape_of(key), []).append(e)
         reach = self._hand(inst)

@@ -56,17 +56,23 @@ def promote(dtypes: list[str | None], scalars: list[object] = ()) -> str | None:
 # each met where torch requires equal sizes (a matmul's inner dims, a Linear's input width, broadcasting):
 # a named dim that meets a weight's width is that width (`C` meets `n_embd` = 64), not a free size.
 WATCH: frozenset[int] | None = None
+# the meetings noted while each call summary being recorded runs (frontend/summaries.py): its replay
+# notes them again, since a replayed call runs no shape rule
+RECORDING: list[list[tuple[int, int]]] = []
 MET: dict[int, set[int]] = {}
 
 
 def meet(a: int | None, b: int | None) -> None:
-    """Note that sizes a and b must be equal, when one is a watched marker and the other is fixed."""
+    """Note that sizes a and b must be equal, when one is a watched marker (the other fixed or a marker)."""
     if WATCH is None or a is None or b is None or a == b or a == 1 or b == 1:
         return
-    if a in WATCH and b not in WATCH:
+    if a in WATCH:
         MET.setdefault(a, set()).add(b)
-    elif b in WATCH and a not in WATCH:
-        MET.setdefault(b, set()).add(a)
+    if b in WATCH:
+        MET.setdefault(b, set()).add(a)  # two markers that meet: two names for one size (symbolic.py)
+    if (a in WATCH or b in WATCH) and RECORDING:
+        for r in RECORDING:
+            r.append((a, b))
 
 
 def broadcast(shapes: list[Shape]) -> Shape:

@@ -29,6 +29,7 @@ from kpredict.frontend.objects import HOLDERS
 from kpredict.frontend.values import (
     ClassRef, Dict, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq, Sym, SymObj, TensorRef, Tracked, Unknown,
 )
+from kpredict.frontend import shapes as S
 from kpredict.ir import GraphBreak, Op, Value
 from kpredict.ir import Unknown as UnknownOp
 
@@ -68,6 +69,9 @@ class Summary:
     syms: frozenset[str] = frozenset()  # names of symbolic sizes the call looked up (Interpreter.sym)
     contained: bool | None = None  # whether a replay gives only the call's own tensors (_self_contained)
     external: tuple[int, ...] | None = None  # ids the ops read that are neither leaves nor made (first replay)
+    # the sizes it met (frontend/shapes.meet) when recorded in a run that watches them, else None: such a
+    # run replays only summaries that say what they met
+    meets: tuple[tuple[int, int], ...] | None = None
 
     def fits(self, sig: Signature, mode: str) -> bool:
         return (self.mode is None or self.mode == mode) and all(sig.attr(i, name) == v for i, name, v in self.needs)
@@ -327,7 +331,7 @@ class Summaries:
         # is kept apart from the same call made outside, whose ops keep their own lines
         key = (qualname, mod, bool(it.stack) and it.stack[0] == "<module>", it.anchor is not None, sig.key)
         for s in self.table.get(key, ()):
-            if s.fits(sig, it.shared.mode):
+            if s.fits(sig, it.shared.mode) and (S.WATCH is None or s.meets is not None):
                 if self.reading and s.needs:  # a call being recorded around this one depends on them too
                     ids = {i: o for o, i in sig.objects.items()}
                     for i, name, _ in s.needs:
@@ -357,9 +361,14 @@ class Summaries:
         # notes are kept once per graph: collect the call's own, even those the graph already has
         outer = (fg.unknowns, fg.assumptions, fg.loop_symbols)
         fg.unknowns, fg.assumptions, fg.loop_symbols = [], [], []
+        meets: list[tuple[int, int]] | None = [] if S.WATCH is not None else None
+        if meets is not None:
+            S.RECORDING.append(meets)
         try:
             ret = run()
         finally:
+            if meets is not None:
+                S.RECORDING.pop()
             self.reading.pop()
             self.sym_reading.pop()
             own = (fg.unknowns, fg.assumptions, fg.loop_symbols)
@@ -412,6 +421,7 @@ class Summaries:
             needs=needs,
             mode=sh.mode if sh.mode_reads != asked else None,
             syms=frozenset(syms),
+            meets=tuple(meets) if meets is not None else None,
         )
         self.table.setdefault(key, []).append(summary)
         self.own.append((key, summary))
@@ -422,6 +432,9 @@ class Summaries:
         fg, sh = it.fg, it.shared
         if s.mode is not None:
             sh.mode_reads += 1  # the call asked which mode it runs in: so does the call replaying it
+        if S.WATCH is not None and s.meets:
+            for a, b in s.meets:
+                S.meet(a, b)
         it.steps_left -= s.steps
         if it.steps_left < 0 or len(fg.ops) + len(s.ops) > MAX_OPS:
             raise _Budget()
