@@ -387,6 +387,14 @@ def _met_sizes(settings: Settings, rebuild: Rebuild, loops: list[str], dims: lis
             {d for d, m in marks.items() if len(fixed[m]) > 1})
 
 
+def _batch_twice(poly: Poly, settings: Settings) -> bool:
+    """Whether an assumed batch name appears squared: `q` taken for (B, T, C) when it is (B, H, T, D),
+    broadcast against `cos.unsqueeze(1)`, makes a (B, B, T, C) tensor. No real tensor has two batch dims."""
+    if not any("B" in dims for _, dims, _ in settings.shapes):
+        return False
+    return any(n == "B" and e > 1 for mono in poly for n, e in mono)
+
+
 def _split(settings: Settings, names: set[str]) -> tuple[Settings, list[str]] | None:
     """`settings` with each assumed name in `names` made one name per input that has it (`C` ->
     `C_hidden_states`, `C_input_tensor`), and the new names; None when a name is one input's only."""
@@ -490,6 +498,11 @@ def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, l
             target.bytes = None
             notes.append(f"{mode} bytes are not a sum of products of {', '.join(dims)} (a formula from {shown} "
                          f"gave {got} at {other}, measured {want}): not shown; give the sizes with --dim")
+            continue
+        if _batch_twice(fitted, settings):
+            target.bytes = None
+            notes.append(f"{mode} bytes hold a tensor with the batch twice (B**2): an assumed layout does not "
+                         "fit the code; not shown; give the input's shape with a # shape: comment")
             continue
         target.bytes = poly_text(fitted)
     names = ", ".join(dims)

@@ -117,6 +117,10 @@ def ids(self_emb, input_ids):
 
 def unknown_rank(x):
     return x * 2
+
+
+def rotary(q, cos):
+    return q * cos.unsqueeze(1)
 '''
 
 
@@ -176,6 +180,10 @@ def pair(position_embeddings):
 
 def unknown_rank(x):
     return x * 2
+
+
+def rotary(q, cos):
+    return q * cos.unsqueeze(1)
 '''
 
 
@@ -210,6 +218,14 @@ def test_assumed_names_meet_the_widths_they_reach() -> None:
     for the other, so the figures are not a formula in one C (reading 4*B*T*C twice would be wrong)."""
     f = _guessed("Output.forward")
     assert f.eager.bytes is None or "C" not in str(f.eager.bytes), f.eager.bytes
+
+
+def test_an_assumed_layout_that_makes_the_batch_twice_gives_no_bytes() -> None:
+    """apply_rotary_pos_emb's q is (B, H, T, D); taken for (B, T, C) and broadcast against cos.unsqueeze(1)
+    it made a (B, B, T, C) tensor, a formula in B**2 that the check run cannot catch (it is one)."""
+    f = _guessed("rotary")
+    assert f.eager.bytes is None and f.compiled.bytes is None
+    assert any("the batch twice" in a for a in f.assumptions), f.assumptions
 
 
 def test_a_tuple_parameter_gets_no_assumed_shape() -> None:
