@@ -40,7 +40,9 @@ def main() -> None:
     t0 = time.process_time()
     for f in files:
         rep = analyze_file(f, Settings())  # no flags: not even the nearest pyproject's settings
-        errors += rep.error is not None
+        if rep.error is not None:
+            errors += 1
+            print(f"{f.parent.name}/{f.name}: error: {rep.error}", file=sys.stderr)
         for fn in rep.functions:
             if not fn.qualname.endswith(".forward"):
                 continue
