@@ -36,6 +36,7 @@ ASSUMED_CASES = (
     ("RMSNorm.forward", "hidden_size=16", "hidden_states=randn(2, 5, 16)", {"B": 2, "T": 5, "hidden_size": 16}),
     ("SelfOutput.forward", None, "hidden_states=randn(2, 5, 64) input_tensor=randn(2, 5, 32)", {"B": 2, "T": 5}),
     ("ConvBlock.forward", None, "pixel_values=randn(2, 4, 10, 12)", {"B": 2, "H": 10, "W": 12}),
+    ("PatchEmbed.forward", None, "pixel_values=randn(2, 3, 32, 32)", {"B": 2}),
 )
 
 

@@ -382,3 +382,72 @@ def test_a_short_loop_a_loop_count_gives_is_followed_in_the_reruns() -> None:
     showed 4 kernels for any n_layers)."""
     fn = analyze_source(ENC, "enc.py", Settings(), only="Enc.forward").functions[0]
     assert fn.eager.kernels == "2*n_layers"
+
+
+UNION_CONFIG = '''
+import torch
+from torch import nn
+
+
+class VisionConfig:
+    def __init__(self, hidden_size=32, intermediate_size=64):
+        self.hidden_size = hidden_size
+        self.intermediate_size = intermediate_size
+
+
+class TextConfig:
+    def __init__(self, hidden_size=16, intermediate_size=48):
+        self.hidden_size = hidden_size
+        self.intermediate_size = intermediate_size
+
+
+class MLP(nn.Module):
+    def __init__(self, config: VisionConfig | TextConfig):
+        super().__init__()
+        self.fc1 = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.fc2 = nn.Linear(config.intermediate_size, config.hidden_size)
+
+    def forward(self, hidden_states):
+        return self.fc2(torch.relu(self.fc1(hidden_states)))
+'''
+
+
+def test_a_config_annotated_with_a_union_takes_its_first_class() -> None:
+    """CLIP's layers take `config: CLIPVisionConfig | CLIPTextConfig`: the first class's defaults are
+    used and said (before, every field was an unknown symbol, and its activation ACT2FN[?] unknown)."""
+    f = analyze_source(UNION_CONFIG, "union.py", Settings(target="cpu"), only="MLP.forward").functions[0]
+    text = "\n".join(f.assumptions)
+    assert "config: annotated VisionConfig | TextConfig; the first class taken" in text, text
+    assert "config: VisionConfig() with its default values" in text
+    # the widths are the config's numbers: the bytes are a formula in the activation's B and T alone
+    assert isinstance(f.eager.bytes, str) and set(f.eager.bytes) - set("0123456789*+ BT") == set(), f.eager.bytes
+
+
+VIT_GUARD = '''
+import torch
+from torch import nn
+
+
+class Embed(nn.Module):
+    def __init__(self, image_size=32, patch=8):
+        super().__init__()
+        self.image_size = image_size
+        self.proj = nn.Conv2d(3, 16, patch, stride=patch)
+
+    def forward(self, pixel_values):
+        height, width = pixel_values.shape[2], pixel_values.shape[3]
+        if height != self.image_size or width != self.image_size:
+            raise ValueError("wrong image size")
+        return self.proj(pixel_values)
+'''
+
+
+def test_a_size_a_raise_guards_is_that_size() -> None:
+    """`if height != self.image_size ...: raise` (ViT and CLIP embeddings): at marker sizes the call
+    raised and no bytes were known; a working call has H = W = image_size, so the names meet it, and
+    the convolution's in-channels fix C: bytes in B alone (fixtures/sizes/assumed_layouts.py's
+    PatchEmbed holds the same against the CPU oracle)."""
+    f = analyze_source(VIT_GUARD, "guard.py", Settings(target="cpu"), only="Embed.forward").functions[0]
+    text = "\n".join(f.assumptions)
+    assert "H = 32, W = 32: the size each meets" in text and "C = 3:" in text, text
+    assert isinstance(f.eager.bytes, str) and set(f.eager.bytes) - set("0123456789*+ B") == set(), f.eager.bytes

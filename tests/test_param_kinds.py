@@ -44,6 +44,11 @@ class Net(nn.Module):
         if attention_mask is not None:
             h = h * attention_mask
         return h if return_dict else (h,)
+
+
+class Plain(Net):
+    def forward(self, input_ids: torch.Tensor | None = None, pixel_values: torch.Tensor | None = None):
+        return self.proj(self.wte(input_ids))
 '''
 
 
@@ -112,3 +117,14 @@ def test_use_kinds():
     assert use_kind(f, "b") is None  # also used as a value
     assert use_kind(f, "c").dtype == "int64" and use_kind(f, "d").dtype == "int64"
     assert use_kind(f, "e").what == "bool"
+
+
+def test_a_plain_tensor_annotation_takes_the_dtype_its_name_gives():
+    """`input_ids: torch.Tensor | None = None` (CLIP's text model): `Tensor` names no dtype, so the name
+    does, as for an untyped parameter: token ids, int64, batch by sequence (it was a float32 tensor of
+    unknown shape, and the model's bytes `?`)."""
+    fn = analyze_source(SRC, "net.py", Settings(target="cpu"), only="Plain.forward").functions[0]
+    text = "\n".join(fn.assumptions)
+    assert "input_ids: int64 tensor of unknown shape (fed to self.wte, line" in text, text
+    assert "input_ids: shape (B, T)" in text
+    assert isinstance(fn.eager.bytes, str) and "B*T" in fn.eager.bytes

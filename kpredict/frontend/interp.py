@@ -685,9 +685,10 @@ class Interpreter(ObjectModel):
                 and frame.qualname.endswith(".forward") and not self.tensor_given(frame)):
             # forward(self, input_ids=None, ...): the first optional tensor is the input, of the
             # dtype its annotation names (Optional[torch.LongTensor]: int64; kpredict.frontend.params)
-            dtype = P.tensor_dtype(p.annotation)
+            kind = P.annotated_tensor(p, fdef)
+            dtype = kind.dtype if kind is not None else "float32"
             self.assume(f"{p.arg}: tensor of unknown shape, float32 (its default is None)" if dtype == "float32"
-                        else f"{p.arg}: {dtype} tensor of unknown shape (annotation {node_text(p.annotation)}; "
+                        else f"{p.arg}: {dtype} tensor of unknown shape ({self.kind_why(p, kind)}; "
                         "its default is None)", force=True)
             return self.input_tensor(p, dtype, frame, fdef, describe)
         return v
@@ -949,6 +950,8 @@ class Interpreter(ObjectModel):
     def exec_if(self, s: ast.If, frame: Frame) -> None:
         cond = self.truth(self.ev(s.test, frame), s.test)
         if cond is True:
+            if S.WATCH is not None and s.body and isinstance(s.body[-1], ast.Raise):
+                self.guard_meets(s.test, frame)
             self.exec_block(s.body, frame)
             return
         if cond is False:
@@ -996,6 +999,30 @@ class Interpreter(ObjectModel):
                 raise exc
             finally:  # the raise gives exc a traceback through this frame: drop the frame's hold on exc
                 del exc, ret, results
+
+    def guard_meets(self, test: ast.expr, frame: Frame) -> None:
+        """`if height != self.image_size or width != ...: raise ValueError(...)` taken at marker sizes:
+        a working call has each size equal to the one it is tested against, so the two meet like the
+        widths of a matmul (kpredict.symbolic then fixes the name at that size). Only `!=` tests of
+        names, attributes and subscripts under `or`/`and` count: reading them again runs no op."""
+        plain = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant)
+        todo = [test]
+        while todo:
+            e = todo.pop()
+            if isinstance(e, ast.BoolOp):
+                todo.extend(e.values)
+            elif (isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], ast.NotEq)
+                  and isinstance(e.left, plain) and isinstance(e.comparators[0], plain)):
+                a, b = self.ev(e.left, frame), self.ev(e.comparators[0], frame)
+                if isinstance(a, Py) and isinstance(b, Py) and type(a.value) is int and type(b.value) is int:
+                    S.meet(a.value, b.value)
+
+    @staticmethod
+    def kind_why(p: ast.arg, kind: P.Kind | None) -> str:
+        """Where a defaulted input's dtype comes from: its annotation as written, or its name or use."""
+        if kind is None or kind.why.startswith("annotation"):
+            return f"annotation {node_text(p.annotation)}"
+        return kind.why
 
     def unknown_choice(self, took: object, other: object, e: ast.IfExp, frame: Frame) -> None:
         """`A(...) if cond else B(...)` with cond not known while a model is built: the two sides

@@ -686,11 +686,18 @@ class ObjectModel:
                     ann = ast.parse(ann.value, mode="eval").body
                 except SyntaxError:
                     ann = None
-            if isinstance(ann, ast.Subscript):  # Optional[GPTConfig]
+            if isinstance(ann, ast.Subscript):  # Optional[GPTConfig], Union[A, B]
                 ann = ann.slice
-            v = self.ev(ann, frame) if ann is not None else None
-            if isinstance(v, ClassRef):
-                cref = v
+            # `CLIPVisionConfig | CLIPTextConfig`: the first class of the union, said with the figures
+            options = _union_members(ann) if ann is not None else []
+            for opt in options:
+                v = self.ev(opt, frame)
+                if isinstance(v, ClassRef):
+                    cref = v
+                    if describe and len(options) > 1:
+                        self.assume(f"{p.arg}: annotated {node_text(p.annotation)}; the first class taken",
+                                    force=True)
+                    break
         if cref is None and looks_like_config(p.arg) and frame.cls:
             # Hugging Face models name it: `config_class = LlamaConfig` on the model class
             v = self.class_attr(ClassRef(frame.cls, frame.mod), "config_class", None)
@@ -1722,3 +1729,14 @@ def _depend(args: list[object], kwargs: dict[str, object], used: set[object] | N
         elif conds:
             for c in conds.get(slot, ()):
                 _pass_on(v, c)
+
+
+def _union_members(ann: ast.expr) -> list[ast.expr]:
+    """The classes of `A | B | None` or a `Union[A, B]` slice, in order, None left out (one for a plain name)."""
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _union_members(ann.left) + _union_members(ann.right)
+    if isinstance(ann, ast.Tuple):
+        return [m for e in ann.elts for m in _union_members(e)]
+    if isinstance(ann, ast.Constant) and ann.value is None:
+        return []
+    return [ann]

@@ -63,9 +63,9 @@ def _last_name(e: ast.expr) -> str:
     return ""
 
 
-def annotation_kind(ann: ast.expr | None) -> tuple[Kind | None, bool]:
-    """(kind, optional) of an annotation: kind None when it names no tensor class and no scalar;
-    optional when it was wrapped in Optional[...] / Union[..., None] / `| None`."""
+def _unwrapped(ann: ast.expr | None) -> tuple[ast.expr | None, bool]:
+    """The annotation inside Optional[...] / Union[..., None] / `| None` (a string annotation parsed),
+    and whether it was so wrapped; None when there is none or it does not parse."""
     if ann is None:
         return None, False
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):  # "torch.LongTensor"
@@ -79,6 +79,15 @@ def annotation_kind(ann: ast.expr | None) -> tuple[Kind | None, bool]:
         if inner is None:
             break
         ann, optional = inner, True
+    return ann, optional
+
+
+def annotation_kind(ann: ast.expr | None) -> tuple[Kind | None, bool]:
+    """(kind, optional) of an annotation: kind None when it names no tensor class and no scalar;
+    optional when it was wrapped in Optional[...] / Union[..., None] / `| None`."""
+    ann, optional = _unwrapped(ann)
+    if ann is None:
+        return None, False
     name = _last_name(ann.value if isinstance(ann, ast.Subscript) else ann)
     text = node_text(ann)
     if name in TENSOR_DTYPES:
@@ -115,6 +124,21 @@ def tensor_dtype(ann: ast.expr | None) -> str:
     """The dtype a tensor annotation names (float32 for plain Tensor or no tensor class)."""
     kind, _ = annotation_kind(ann)
     return kind.dtype if kind is not None and kind.what == "tensor" else "float32"
+
+
+def annotated_tensor(p: ast.arg, fdef: ast.FunctionDef | ast.AsyncFunctionDef | None) -> Kind | None:
+    """A tensor-annotated parameter's kind (None without a tensor annotation). A plain `Tensor`
+    names no dtype: its name or use decides as for an untyped one (`input_ids: torch.Tensor | None`,
+    fed to an embedding: int64; CLIP's text model was a float32 tensor of unknown shape), else float32."""
+    kind, _ = annotation_kind(p.annotation)
+    if kind is None or kind.what != "tensor":
+        return None
+    ann, _ = _unwrapped(p.annotation)
+    if ann is not None and _last_name(ann) == "Tensor" and fdef is not None:
+        use = use_kind(fdef, p.arg)
+        if use is not None and use.what == "tensor":
+            return use
+    return kind
 
 
 _INDEX_METHODS = {"gather": 1, "index_select": 1, "scatter": 1, "scatter_add": 1, "index_add": 1,
@@ -215,6 +239,7 @@ def param_kind(p: ast.arg, fdef: ast.FunctionDef | ast.AsyncFunctionDef | None) 
     kind, optional = annotation_kind(p.annotation)
     if kind is not None:
         if kind.what == "tensor":
+            kind = annotated_tensor(p, fdef) or kind
             return kind if kind.dtype != "float32" else None
         return kind if optional else None
     if p.annotation is None and fdef is not None:
