@@ -118,3 +118,20 @@ def test_override_replaces_the_librarys_own_function_in_the_tree(tmp_path: Path)
     rep = analyze_file(pkg / "models" / "tiny" / "modeling_tiny.py", Settings(target="cpu"))
     ops = {f.qualname: [r.op for r in f.ops] for f in rep.functions}
     assert ops["WithSdpa.forward"] == ["sin"] and ops["Without.forward"] == ["cos"]
+
+
+def test_an_activation_key_not_known_is_taken_as_gelu_and_says_so() -> None:
+    """`ACT2FN[config.hidden_act]` with a config whose class kpredict cannot tell (CLIP's layers): the
+    registry's stated choice, gelu, with the line that says so; before, an unknown op with no shape, and
+    every byte after it `?`. The kernels are those of ACT2FN['gelu'] written out."""
+    src = (
+        "from transformers.activations import ACT2FN\n"
+        "def act(x, config):\n"
+        "    return ACT2FN[config.hidden_act](x) * 2\n"
+        "def gelu(x):\n"
+        "    return ACT2FN['gelu'](x) * 2\n"
+    )
+    rep = analyze_source(src, settings=Settings(target="cpu"))
+    fn, ref = rep.functions
+    assert any("ACT2FN[config.hidden_act]: key not known statically; taken as gelu" in a for a in fn.assumptions)
+    assert fn.unknown == [] and (fn.eager.kernels, fn.compiled.kernels) == (ref.eager.kernels, ref.compiled.kernels)

@@ -2320,6 +2320,12 @@ class Interpreter(ObjectModel):
         """`ACT2FN["gelu_new"]`: a library's mapping looked up with a constant key (rules/libraries.toml)."""
         reg = self.table.registries[dotted]
         hit = reg.get("entries", {}).get(key.value) if isinstance(key, Py) and isinstance(key.value, str) else None
+        if hit is None and not isinstance(key, Py) and "unknown_key" in reg:
+            # ACT2FN[config.hidden_act] of a config nobody gave: the registry's stated choice, said
+            hit = reg["unknown_key"]
+            where = node_text(node) if isinstance(node, ast.expr) else dotted
+            self.assume(f"line {getattr(node, 'lineno', 0)}: {where}: key not known statically; taken as "
+                        f"{hit['said']}", force=True)
         if hit is None:
             return Unknown(f"{dotted.rsplit('.', 1)[-1]}[{key.value if isinstance(key, Py) else '?'}]")
         cls = ClassRef(hit["module"], CATALOGUE)
