@@ -37,6 +37,7 @@ ASSUMED_CASES = (
     ("SelfOutput.forward", None, "hidden_states=randn(2, 5, 64) input_tensor=randn(2, 5, 32)", {"B": 2, "T": 5}),
     ("ConvBlock.forward", None, "pixel_values=randn(2, 4, 10, 12)", {"B": 2, "H": 10, "W": 12}),
     ("PatchEmbed.forward", None, "pixel_values=randn(2, 3, 32, 32)", {"B": 2}),
+    ("GroupNormAct.forward", None, "hidden_state=randn(2, 8, 5, 6)", {"B": 2, "H": 5, "W": 6}),
 )
 
 

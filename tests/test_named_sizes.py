@@ -451,3 +451,13 @@ def test_a_size_a_raise_guards_is_that_size() -> None:
     text = "\n".join(f.assumptions)
     assert "H = 32, W = 32: the size each meets" in text and "C = 3:" in text, text
     assert isinstance(f.eager.bytes, str) and set(f.eager.bytes) - set("0123456789*+ B") == set(), f.eager.bytes
+
+
+def test_size_names() -> None:
+    """Ints nobody gave whose name reads as a size are varied by the reruns; a method's name read as an
+    attribute (bit's config.set_output_features_output_indices) is none, nor are flags and indices."""
+    from kpredict.frontend.dimnames import size_name
+
+    assert all(size_name(n) for n in ("hidden_size", "num_channels", "n_embd", "embed_dim", "out_features"))
+    assert not any(size_name(n) for n in ("set_output_features_output_indices", "get_head_dim", "layer_idx",
+                                          "_attn_implementation", "use_cache"))

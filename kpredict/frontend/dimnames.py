@@ -158,11 +158,17 @@ _SIZE_WORDS = re.compile(r"(?:^|_)(?:size|sizes|dim|dims|channels|features|heads
                          r"|^(?:n|num|d)_|^[A-Z]$")
 
 
+_NOT_SIZE = re.compile(r"(?:set|get|is|has|use|return|apply|init|compute|make)_")
+
+
 def size_name(name: str) -> bool:
-    """Whether a named int nobody gave reads as a size, which kpredict.symbolic may vary."""
-    return _SIZE_WORDS.search(name) is not None
+    """Whether a named int nobody gave reads as a size, which kpredict.symbolic may vary (a method's
+    name read as an attribute, `set_output_features_output_indices`, is none)."""
+    return _SIZE_WORDS.search(name) is not None and _NOT_SIZE.match(name) is None
 
 
+# ops that normalize over dim 1 (the channels): an input they read first is channels-first
+_CHANNEL_NORMS = ("group_norm", "batch_norm", "instance_norm")
 # the names a rank gets, and why: the usual layouts of activations
 _LAYOUTS: dict[int, tuple[tuple[str, ...], str]] = {
     3: (("B", "T", "C"), "batch, sequence, features: a sequence model's activations"),
@@ -180,19 +186,24 @@ def guess_shapes(fg: FunctionGraph) -> dict[str, DimNames]:
     names = [n for n, r in fg.unsized_ranks.items() if r >= 0]
     if not names:
         return {}
-    spatial = None
+    spatial, reached = None, ""
     for op in fg.ops:
-        m = _SPATIAL.search(op.name)
-        if m and op.inputs and (v := fg.values.get(op.inputs[0])) is not None and v.meta.shape is None:
-            spatial = int(m.group(1)) + 2
+        if not op.inputs or (v := fg.values.get(op.inputs[0])) is None or v.meta.shape is not None:
+            continue
+        if m := _SPATIAL.search(op.name):
+            spatial, reached = int(m.group(1)) + 2, f"it reaches a {m.group(1)}-d convolution or pooling"
             break
+        if op.name in _CHANNEL_NORMS and spatial is None:
+            # normalized over dim 1: channels first; a conv net's (B, C, H, W) unless the module says 1d/3d
+            nd = next((int(m.group(1)) for via in op.via if (m := re.search(r"Norm(\d)d", via))), 2)
+            spatial, reached = nd + 2, f"it reaches a {op.name} (channels first)"
     out = {}
     for n in names:
         rank = fg.unsized_ranks[n] or spatial or 3
         dims, why = (_CONV_LAYOUT.get(rank) if rank == spatial else None) or _LAYOUTS.get(rank, (None, ""))
         if dims is None:
             continue
-        said = (f"it reaches a {spatial - 2}-d convolution or pooling" if rank == spatial
+        said = (reached if rank == spatial
                 else "its permute()" if fg.unsized_ranks[n] else "no rank in the code")
         if dims[-1] == "C" and (width := _last_width(fg, n)) is not None:
             # the width of the weight it meets first, read here: a rerun less to find it (symbolic.py)

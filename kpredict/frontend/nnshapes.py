@@ -136,6 +136,10 @@ def _nn_shape(rule: str, fact_name: str, a: Args, metas: list[TensorMeta]) -> NN
             return NNShape(None, n_out=2 if "max" in fact_name else 1)
         size = [x[-n + i] if v is None else v for i, v in enumerate(size)]
         return NNShape(x[:-n] + tuple(size), n_out=2 if "max" in fact_name else 1)
+    if rule in ("batch_norm", "group_norm") and S.WATCH is not None and x is not None and len(x) >= 2:
+        w = metas[1].shape if len(metas) > 1 else None  # running_mean / weight: one per channel
+        if w is not None and len(w) == 1:
+            S.meet(x[1], w[0])
     if rule == "batch_norm":
         if x is None or len(x) < 2:
             return NNShape(x, S.ReduceInfo(None, None, "outer"))
