@@ -49,6 +49,15 @@ class Net(nn.Module):
 class Plain(Net):
     def forward(self, input_ids: torch.Tensor | None = None, pixel_values: torch.Tensor | None = None):
         return self.proj(self.wte(input_ids))
+
+
+class Patches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.patch_embeddings = nn.Conv2d(3, 8, 4, stride=4)
+
+    def forward(self, pixel_values: torch.Tensor):
+        return self.patch_embeddings(pixel_values)
 '''
 
 
@@ -128,3 +137,7 @@ def test_a_plain_tensor_annotation_takes_the_dtype_its_name_gives():
     assert "input_ids: int64 tensor of unknown shape (fed to self.wte, line" in text, text
     assert "input_ids: shape (B, T)" in text
     assert isinstance(fn.eager.bytes, str) and "B*T" in fn.eager.bytes
+    # an image fed to a module named *embeddings* (a convolution) stays a float image: only an index's
+    # name or an index use makes an annotated Tensor int64 (FocalNet's pixel_values were taken for ids)
+    img = analyze_source(SRC, "net.py", Settings(target="cpu"), only="Patches.forward").functions[0]
+    assert "pixel_values: tensor of unknown shape, float32" in img.assumptions, img.assumptions

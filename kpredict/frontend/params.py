@@ -30,6 +30,7 @@ Each kind chosen here is listed among the function's assumptions, with its reaso
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from kpredict.frontend.parse import node_text
@@ -126,6 +127,9 @@ def tensor_dtype(ann: ast.expr | None) -> str:
     return kind.dtype if kind is not None and kind.what == "tensor" else "float32"
 
 
+_INDEX_NAME = re.compile(r"(?:^|_)(?:ids|idx|index|indices|tokens)$")
+
+
 def annotated_tensor(p: ast.arg, fdef: ast.FunctionDef | ast.AsyncFunctionDef | None) -> Kind | None:
     """A tensor-annotated parameter's kind (None without a tensor annotation). A plain `Tensor`
     names no dtype: its name or use decides as for an untyped one (`input_ids: torch.Tensor | None`,
@@ -136,7 +140,10 @@ def annotated_tensor(p: ast.arg, fdef: ast.FunctionDef | ast.AsyncFunctionDef | 
     ann, _ = _unwrapped(p.annotation)
     if ann is not None and _last_name(ann) == "Tensor" and fdef is not None:
         use = use_kind(fdef, p.arg)
-        if use is not None and use.what == "tensor":
+        # "fed to self.patch_embeddings" is no evidence for an annotated tensor (pixel_values of a conv
+        # patch embedding, FocalNet): only an index use or an index's name is
+        if use is not None and use.what == "tensor" and (
+                not use.why.startswith("fed to") or _INDEX_NAME.search(p.arg) is not None):
             return use
     return kind
 
