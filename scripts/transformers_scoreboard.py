@@ -20,17 +20,24 @@ tests/test_verify_transformers.py holds the same commands against the CPU oracle
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = ROOT / "benchmarks" / "transformers_scoreboard.json"
+VERSION = "5.25.0"  # the transformers the store was measured with (--site must hold it)
 EXAMPLE = "input_ids=randint(0, 128, (1, 16))"
 DECODER = ("vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, "
            "use_cache=False")
+ENCODER = ("vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, "
+           "max_position_embeddings=64, use_cache=False")
 
 
 @dataclass(frozen=True)
@@ -61,64 +68,271 @@ MODELS = {m.name: m for m in [
     HFModel("qwen2", "Qwen2Config", "Qwen2Model", DECODER + ", num_key_value_heads=2"),
     HFModel("gemma", "GemmaConfig", "GemmaModel", DECODER + ", num_key_value_heads=2, head_dim=16"),
     HFModel("olmo", "OlmoConfig", "OlmoModel", DECODER + ", num_key_value_heads=4"),
+    # Added for issue 27's >= 50 architectures: the same tiny sizes, keywords read from each configuration_<m>.py
+    # (a default pad_token_id beyond the 128-word vocabulary is set to 0: nn.Embedding refuses it).
+    HFModel("phi", "PhiConfig", "PhiModel", DECODER + ", num_key_value_heads=4, max_position_embeddings=64"),
+    HFModel("phi3", "Phi3Config", "Phi3Model", DECODER + ", num_key_value_heads=2, pad_token_id=0"),
+    HFModel("qwen3", "Qwen3Config", "Qwen3Model", DECODER + ", num_key_value_heads=2, head_dim=16"),
+    HFModel("starcoder2", "Starcoder2Config", "Starcoder2Model", DECODER + ", num_key_value_heads=2"),
+    HFModel("stablelm", "StableLmConfig", "StableLmModel", DECODER + ", num_key_value_heads=4"),
+    HFModel("persimmon", "PersimmonConfig", "PersimmonModel", DECODER),
+    HFModel("olmo2", "Olmo2Config", "Olmo2Model", DECODER + ", num_key_value_heads=2"),
+    HFModel("olmo3", "Olmo3Config", "Olmo3Model", DECODER + ", num_key_value_heads=2"),
+    HFModel("granite", "GraniteConfig", "GraniteModel", DECODER + ", num_key_value_heads=2"),
+    HFModel("cohere", "CohereConfig", "CohereModel", DECODER + ", num_key_value_heads=2"),
+    HFModel("cohere2", "Cohere2Config", "Cohere2Model", DECODER + ", num_key_value_heads=2"),
+    HFModel("gemma2", "Gemma2Config", "Gemma2Model", DECODER + ", num_key_value_heads=2, head_dim=16"),
+    HFModel("gemma3", "Gemma3TextConfig", "Gemma3TextModel", DECODER + ", num_key_value_heads=2, head_dim=16"),
+    HFModel("glm", "GlmConfig", "GlmModel", DECODER + ", num_key_value_heads=2, head_dim=16, pad_token_id=0"),
+    HFModel("glm4", "Glm4Config", "Glm4Model", DECODER + ", num_key_value_heads=2, head_dim=16, pad_token_id=0"),
+    HFModel("helium", "HeliumConfig", "HeliumModel", DECODER + ", num_key_value_heads=4, head_dim=16"),
+    HFModel("smollm3", "SmolLM3Config", "SmolLM3Model", DECODER + ", num_key_value_heads=2, pad_token_id=0"),
+    HFModel("nemotron", "NemotronConfig", "NemotronModel", DECODER + ", num_key_value_heads=2"),
+    HFModel("arcee", "ArceeConfig", "ArceeModel", DECODER + ", num_key_value_heads=2"),
+    HFModel("apertus", "ApertusConfig", "ApertusModel", DECODER + ", num_key_value_heads=2"),
+    HFModel("seed_oss", "SeedOssConfig", "SeedOssModel", DECODER + ", num_key_value_heads=2, head_dim=16"),
+    HFModel("exaone4", "Exaone4Config", "Exaone4Model", DECODER + ", num_key_value_heads=2"),
+    HFModel("hunyuan_v1_dense", "HunYuanDenseV1Config", "HunYuanDenseV1Model",
+            DECODER + ", num_key_value_heads=2, head_dim=16"),
+    HFModel("gpt_neox", "GPTNeoXConfig", "GPTNeoXModel", DECODER),
+    HFModel("gptj", "GPTJConfig", "GPTJModel",
+            "vocab_size=128, n_embd=64, n_layer=2, n_head=4, rotary_dim=8, n_positions=64, use_cache=False"),
+    HFModel("codegen", "CodeGenConfig", "CodeGenModel",
+            "vocab_size=128, n_embd=64, n_layer=2, n_head=4, rotary_dim=8, n_positions=64, n_ctx=64, "
+            "use_cache=False"),
+    HFModel("gpt_bigcode", "GPTBigCodeConfig", "GPTBigCodeModel",
+            "vocab_size=128, n_embd=64, n_layer=2, n_head=4, n_positions=64, use_cache=False"),
+    HFModel("gpt_neo", "GPTNeoConfig", "GPTNeoModel",
+            "vocab_size=128, hidden_size=64, num_layers=2, num_heads=4, max_position_embeddings=64, "
+            "attention_types=[[['global', 'local'], 1]], use_cache=False"),
+    HFModel("opt", "OPTConfig", "OPTModel",
+            "vocab_size=128, hidden_size=64, num_hidden_layers=2, ffn_dim=128, num_attention_heads=4, "
+            "max_position_embeddings=64, word_embed_proj_dim=64, use_cache=False"),
+    HFModel("bloom", "BloomConfig", "BloomModel", "vocab_size=128, hidden_size=64, n_layer=2, n_head=4, use_cache=False"),
+    HFModel("falcon", "FalconConfig", "FalconModel",
+            "vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, use_cache=False"),
+    HFModel("mpt", "MptConfig", "MptModel",
+            "vocab_size=128, d_model=64, n_heads=4, n_layers=2, max_seq_len=64, use_cache=False"),
+    HFModel("biogpt", "BioGptConfig", "BioGptModel", DECODER + ", max_position_embeddings=64"),
+    HFModel("xglm", "XGLMConfig", "XGLMModel",
+            "vocab_size=128, d_model=64, ffn_dim=128, num_layers=2, attention_heads=4, max_position_embeddings=64, "
+            "use_cache=False"),
+    HFModel("roberta", "RobertaConfig", "RobertaModel", ENCODER),
+    HFModel("xlm_roberta", "XLMRobertaConfig", "XLMRobertaModel", ENCODER),
+    HFModel("camembert", "CamembertConfig", "CamembertModel", ENCODER),
+    HFModel("megatron_bert", "MegatronBertConfig", "MegatronBertModel", ENCODER),
+    HFModel("ernie", "ErnieConfig", "ErnieModel", ENCODER),
+    HFModel("roformer", "RoFormerConfig", "RoFormerModel", ENCODER),
+    HFModel("electra", "ElectraConfig", "ElectraModel", ENCODER + ", embedding_size=32"),
+    HFModel("albert", "AlbertConfig", "AlbertModel",
+            "vocab_size=128, embedding_size=32, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, "
+            "intermediate_size=128, max_position_embeddings=64"),
+    HFModel("distilbert", "DistilBertConfig", "DistilBertModel",
+            "vocab_size=128, dim=64, hidden_dim=128, n_layers=2, n_heads=4, max_position_embeddings=64"),
+    HFModel("deberta", "DebertaConfig", "DebertaModel",
+            "vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, "
+            "max_position_embeddings=64"),
+    HFModel("deberta_v2", "DebertaV2Config", "DebertaV2Model",
+            "vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, "
+            "max_position_embeddings=64"),
+    HFModel("mpnet", "MPNetConfig", "MPNetModel",
+            "vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, "
+            "max_position_embeddings=64"),
+    HFModel("esm", "EsmConfig", "EsmModel",
+            "vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, "
+            "max_position_embeddings=64, pad_token_id=1"),
+    HFModel("mixtral", "MixtralConfig", "MixtralModel",
+            DECODER + ", num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2"),
+    HFModel("qwen2_moe", "Qwen2MoeConfig", "Qwen2MoeModel",
+            DECODER + ", num_key_value_heads=2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, "
+            "shared_expert_intermediate_size=64"),
+    HFModel("granitemoe", "GraniteMoeConfig", "GraniteMoeModel",
+            DECODER + ", num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2"),
 ]}
 
 
 def _kpredict(args: list[str], site: Path, timeout: int) -> tuple[int, dict | None]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-    res = subprocess.run([sys.executable, "-m", "kpredict", *args], env=env, capture_output=True, text=True,
-                         timeout=timeout)
+    try:
+        res = subprocess.run([sys.executable, "-m", "kpredict", *args], env=env, capture_output=True, text=True,
+                             timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 124, None
     try:
         return res.returncode, json.loads(res.stdout)
     except json.JSONDecodeError:
         return res.returncode, None
 
 
-def predict(m: HFModel, site: Path, timeout: int) -> str:
-    """eager/compiled kernels (graphs) of the static report, or why there are none."""
+@dataclass
+class Figures:
+    """The figures a model is scored on (eager kernels, transfers and bytes; compiled kernels and graphs);
+    None where not known."""
+    eager: int | None = None
+    reads: int | None = None
+    writes: int | None = None
+    eager_bytes: int | None = None
+    compiled: int | None = None
+    graphs: int | None = None
+    lower_bound: bool = False
+    error: str | None = None
+
+
+def predict(m: HFModel, site: Path, timeout: int) -> Figures:
+    """kpredict's static figures (`--target cpu`; nothing imported), or why there are none."""
     _rc, doc = _kpredict(["--target", "cpu", "--output-format", "json", *m.args(site)], site, timeout)
     try:
         f = doc["files"][0]
         if f["error"]:
-            return "error"
+            return Figures(error=str(f["error"])[:300])
         fn = f["functions"][0]
-        low = ">=" if fn["eager"].get("lower_bound") else ""
-        return f"{low}{fn['eager']['kernels']}/{fn['compiled']['kernels']} ({fn['compiled']['graphs']})"
+        e, c = fn["eager"], fn["compiled"]
+        return Figures(e["kernels"], e["reads"], e["writes"], e["bytes"], c["kernels"], c["graphs"],
+                       bool(e.get("lower_bound") or c.get("lower_bound")))
     except (TypeError, KeyError, IndexError):
-        return "error"
+        return Figures(error="no report")
 
 
-def measure(m: HFModel, site: Path, timeout: int) -> tuple[str, str]:
-    """The CPU oracle's eager/compiled kernels (graphs), and verify's verdict (its exit status)."""
-    rc, doc = _kpredict(["verify", "--device", "cpu", "--output-format", "json", *m.args(site)], site, timeout)
-    verdict = {0: "match", 1: "MISMATCH"}.get(rc, f"failed (exit {rc})")
+def measure(m: HFModel, site: Path, timeout: int, raw: Path | None = None) -> Figures:
+    """The CPU oracle's figures: `kpredict verify --device cpu` (a child that imports transformers,
+    TorchDispatchMode for eager, the profiler's cpp_fused_* rows for torch.compile). `raw`: a folder
+    where verify's whole answer (per-op rows, kernel names) is kept as <model>.json, to read a miss."""
+    rc, doc = _kpredict(["verify", "--device", "cpu", "--output-format", "json", "--timeout", str(timeout),
+                         *m.args(site)], site, timeout + 60)
+    if raw is not None and doc is not None:
+        raw.mkdir(parents=True, exist_ok=True)
+        (raw / f"{m.name}.json").write_text(json.dumps(doc, indent=1))
     try:
-        got = doc["functions"][0]["measured"]
-        return f"{got['eager']['kernels']}/{got['compiled']['kernels']} ({got['compiled'].get('graphs')})", verdict
+        fn = doc["functions"][0]
+        e, c = fn["measured"]["eager"], fn["measured"].get("compiled") or {}
+        return Figures(e["kernels"], e["reads"], e["writes"], e["bytes"], c.get("kernels"), c.get("graphs"),
+                       error=fn.get("error") and str(fn["error"])[:300])
     except (TypeError, KeyError, IndexError):
-        return "failed", verdict
+        return Figures(error="timeout" if rc == 124 else f"verify exit {rc}, no figures")
+
+
+def digest(m: HFModel, site: Path) -> str:
+    """What a measurement depends on besides torch: the command (classes, keywords, input) and the
+    model's modeling and configuration source files. A change to any of them measures it again."""
+    h = hashlib.sha256("\0".join([m.config, m.model, m.keywords, EXAMPLE]).encode())
+    for path in (m.path(site), m.path(site).with_name(f"configuration_{m.name}.py")):
+        h.update(path.read_bytes() if path.is_file() else b"-")
+    return h.hexdigest()[:16]
+
+
+def _torch_version() -> str:
+    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+def exact(p: Figures, m: dict[str, Any] | None) -> dict[str, bool | None]:
+    """Which figures the prediction has right (None: not measured, or the measurement failed)."""
+    ok = bool(m) and not m.get("error") and m.get("eager") is not None
+    return {
+        "eager": (p.eager == m["eager"]) if ok else None,
+        "transfers": ((p.reads, p.writes) == (m["reads"], m["writes"])) if ok else None,
+        "bytes": (p.eager_bytes == m["eager_bytes"]) if ok and p.eager_bytes is not None else None,
+        "compiled": ((p.compiled, p.graphs) == (m["compiled"], m["graphs"]))
+        if ok and m.get("compiled") is not None else None,
+    }
+
+
+def markdown(store: dict[str, Any]) -> str:
+    """The scoreboard as a markdown table: predicted / measured per figure, **x** where they differ."""
+    def cell(p: object, m: object, ok: bool | None) -> str:
+        return f"{p} / -" if ok is None and m is None else f"{p} / {m}{'' if ok else ' **x**'}"
+
+    out = [f"torch {store.get('torch')}, transformers {VERSION}, `<Model>.forward` on input_ids (1, 16), 2 layers, "
+           "target cpu: kpredict's static prediction / the CPU oracle's measurement (`kpredict verify --device "
+           "cpu`); **x** marks a miss, `-` not measured or not known.", "",
+           "| model | eager kernels | eager transfers (r+w) | eager bytes | compiled kernels (graphs) |",
+           "|---|---|---|---|---|"]
+    for name, r in store["rows"].items():
+        p, m, x = r["predicted"], r["measured"] or {}, r["exact"]
+        if p.get("error"):
+            out.append(f"| {name} | error: {p['error'][:60]} | | | |")
+            continue
+        lb = ">= " if p["lower_bound"] else ""
+        tp, tm = f"{p['reads']}+{p['writes']}", m and f"{m.get('reads')}+{m.get('writes')}"
+        cp = f"{p['compiled']} ({p['graphs']})"
+        cm = m and m.get("compiled") is not None and f"{m['compiled']} ({m['graphs']})" or None
+        out.append(f"| {name} | {lb}{cell(p['eager'], m.get('eager'), x['eager'])} | {cell(tp, tm, x['transfers'])} | "
+                   f"{cell(p['eager_bytes'] if p['eager_bytes'] is not None else '?', m.get('eager_bytes'), x['bytes'])}"
+                   f" | {cell(cp, cm, x['compiled'])} |")
+    s = store["summary"]
+    out += ["", f"Of {s['measured']} measured: eager kernels exact {s['eager']}, eager transfers exact "
+            f"{s['transfers']}, eager bytes exact {s['bytes']} (of those predicted with a figure), compiled "
+            f"kernels and graphs exact {s['compiled']}; both kernel counts exact {s['both']}."]
+    return "\n".join(out) + "\n"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--site", required=True, type=Path, help="folder holding the transformers package source")
     ap.add_argument("--models", default=",".join(MODELS), help="comma list of: " + ", ".join(MODELS))
-    ap.add_argument("--measure", action="store_true", help="also run the CPU oracle (needs torch and transformers)")
-    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--measure", action="store_true", help="measure what the store lacks (needs torch and "
+                    "transformers; minutes a model)")
+    ap.add_argument("--remeasure", action="store_true", help="measure again even what the store has")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per command")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--markdown", type=Path, help="also write the table as markdown here")
+    ap.add_argument("--raw", type=Path, help="keep verify's whole answer per model in this folder (to read misses)")
     args = ap.parse_args()
     if not (args.site / "transformers").is_dir():
         print(f"{args.site}: no transformers folder here", file=sys.stderr)
         return 2
-    unknown = [n for n in args.models.split(",") if n not in MODELS]
+    chosen = args.models.split(",")
+    unknown = [n for n in chosen if n not in MODELS]
     if unknown:
         print(f"--models: unknown {', '.join(unknown)} (known: {', '.join(MODELS)})", file=sys.stderr)
         return 2
-    print(f"{'model':<10} {'predicted eager/compiled (graphs)':>34} {'measured eager/compiled (graphs)':>34}  verify")
-    for name in args.models.split(","):
+    t0 = time.time()
+    store: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
+    measured: dict[str, Any] = store.setdefault("measured", {})
+    tv = _torch_version()
+    rows: dict[str, Any] = dict(store.get("rows") or {})
+    print(f"{'model':<18} {'eager p/m':>10} {'transfers p/m':>16} {'bytes':>5} {'compiled p/m':>14}  note")
+    for name in chosen:
         m = MODELS[name]
+        key, h = f"{name}|{tv}|cpu", digest(m, args.site)
+        old = measured.get(key)
+        if args.remeasure or (args.measure and (not old or old.get("digest") != h)):
+            t1 = time.time()
+            fig = measure(m, args.site, args.timeout, args.raw)
+            measured[key] = {"digest": h, "seconds": round(time.time() - t1, 1), **asdict(fig)}
+            args.out.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n")
+        got = measured.get(key)
+        stale = bool(got) and got.get("digest") != h
         p = predict(m, args.site, args.timeout)
-        got, verdict = measure(m, args.site, args.timeout) if args.measure else ("-", "-")
-        print(f"{name:<10} {p:>34} {got:>34}  {verdict}", flush=True)
+        x = exact(p, None if stale else got)
+        rows[name] = {"command": f"{m.config}({m.keywords})", "predicted": asdict(p), "measured": got,
+                      "stale": stale, "exact": x}
+        g = got or {}
+        mark = {True: "=", False: "x", None: "-"}
+        note = p.error or g.get("error") or ("measured for other source (stale)" if stale else "")
+        e_cell = f"{p.eager}/{g.get('eager', '-')}"
+        t_cell = f"{p.reads}+{p.writes}/{g.get('reads', '-')}+{g.get('writes', '-')}"
+        c_cell = f"{p.compiled}({p.graphs})/{g.get('compiled', '-')}({g.get('graphs', '-')})"
+        print(f"{name:<18} {e_cell:>10}{mark[x['eager']]} {t_cell:>16}{mark[x['transfers']]} {mark[x['bytes']]:>5} "
+              f"{c_cell:>14}{mark[x['compiled']]}  {note[:80]}", flush=True)
+    rows = {n: rows[n] for n in MODELS if n in rows}
+    judged = [r["exact"] for r in rows.values() if r["exact"]["eager"] is not None]
+
+    def count(k: str) -> str:
+        vals = [x[k] for x in judged if x[k] is not None]
+        return f"{sum(vals)}/{len(vals)}"
+
+    summary = {"models": len(rows), "measured": len(judged), **{k: count(k) for k in
+                                                               ("eager", "transfers", "bytes", "compiled")},
+               "both": f"{sum(bool(x['eager'] and x['compiled']) for x in judged)}/{len(judged)}"}
+    print(" ".join(f"{k}={v}" for k, v in summary.items()))
+    store.update({"torch": tv, "transformers": VERSION, "rows": rows, "summary": summary})
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n")
+    if args.markdown:
+        args.markdown.write_text(markdown(store))
+    print(f"{len(rows)} models in {time.time() - t0:.0f} s; written to {args.out}")
     return 0
 
 

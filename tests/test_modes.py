@@ -80,3 +80,15 @@ def test_transformers_mode_helpers_without_transformers_in_the_tree() -> None:
     fr = analyze_source(src, "t.py", Settings(target="cpu")).functions[0]
     assert _ops_by_mode(fr) == Counter({("sin", "eager"): 1, ("cos", "compiled"): 1})
     assert fr.eager.kernels == 1 and fr.compiled.kernels == 1
+
+
+def test_packed_position_check_is_decided_from_known_elements() -> None:
+    """transformers' packed-sequence check reads `(seq[:, -1] == 0).all()` on the host in eager mode;
+    position ids made by arange(T).unsqueeze(0) have elements known statically (concrete.py), so eager
+    mode takes the maskless path, and its attention, which reads no mask, is not the compiled run's
+    (which builds one) merged into one op: eager 9 kernels, 22 transfers, 1 sync by the CPU oracle
+    (the fixture's recorded figures; test_fixtures_oracle.py holds all of them)."""
+    fr = _fn(analyze_file(REPO / "fixtures" / "ops" / "modes.py", Settings(target="cpu")), "mode_packed_positions")
+    sdpa = [op for op in fr.graph.ops if op.name == "scaled_dot_product_attention"]
+    assert sorted((op.only, len(op.inputs)) for op in sdpa) == [("compiled", 4), ("eager", 3)]
+    assert (fr.eager.kernels, fr.eager.reads + fr.eager.writes, fr.eager.syncs) == (9, 22, 1)

@@ -52,8 +52,9 @@ def _returned_items(v: object) -> list[object]:
         return v.items
     if isinstance(v, Dict):
         return list(v.items.values())
-    if isinstance(v, Instance) and v.children is None and v.named is None:
-        return [x for x in v.attrs.values() if not isinstance(x, Instance)]
+    if isinstance(v, Instance) and v.children is None:
+        # a ModelOutput is an OrderedDict too: its fields are its items (`named`) as well as attributes
+        return [x for x in [*v.attrs.values(), *(v.named or {}).values()] if not isinstance(x, Instance)]
     return []
 
 
@@ -457,8 +458,10 @@ def _holds_unknown(v: object, depth: int = 0) -> bool:
 
 
 def _leaves(fg: FunctionGraph) -> list[int]:
-    """Outputs of the graph's ops that no later op reads (by storage)."""
-    read = {fg.values[v].storage for op in fg.ops for v in op.inputs if v in fg.values}
+    """Outputs of the graph's ops that no later op reads (by storage). A view, or an op that returns its
+    input (`type_as` to the same dtype), does not consume what it reads: gemma's RMSNorm ends in one."""
+    read = {fg.values[v].storage for op in fg.ops if not (op.category in ("view", "noop") or op.free_reason)
+            for v in op.inputs if v in fg.values}
     out: list[int] = []
     for op in fg.ops:
         if op.category in ("view", "alloc", "noop", "sync") or op.free_reason:

@@ -41,6 +41,11 @@ from kpredict.opfacts import OpFact, OpTable
 from kpredict.settings import Settings
 
 MAX_CALL_DEPTH = 24
+# calls of a function already running that are followed: one. A function that calls itself once on
+# another argument (transformers' remap_legacy_layer_types(config=...) remapping config.layer_types
+# through remap_legacy_layer_types(layer_types)) is followed; deeper recursion, whose depth rests on
+# values, is not (each level may analyze both sides of an unknown condition).
+MAX_REENTRY = 1
 # statements (and comprehension items) interpreted for one entry function, its helpers and
 # constructors; the most seen on 200 transformers model files is about 16,000
 MAX_STEPS = 150_000
@@ -472,7 +477,7 @@ class Interpreter(ObjectModel):
         # that is not forced, an unknown call, a graph break, a long while-loop): see entry.build_graphs
         self.unlike_building = False
         self.anchor: ast.AST | None = None  # call site that ops of torch.nn catalogue code are reported at
-        self.active: set[tuple] = set()  # (module, qualname, bound) being run: the recursion guard
+        self.active: dict[tuple, int] = {}  # (module, qualname, bound) being run, how many times: the recursion guard
         self.only: str | None = None  # inside `with __kp_only__("eager"|"compiled")` of catalogue code
         self.frames: list[list] = []  # per running function: [first op, Dynamo skips it, calls, breaks] (objects.py)
         self.concrete: dict[int, C.Concrete] = {}  # vid -> elements of a small tensor computed while building
@@ -605,7 +610,7 @@ class Interpreter(ObjectModel):
         if fdef is None:
             return Unknown(qualname)
         key = (mod, qualname, id(bound) if bound is not None else None)
-        if key in self.active or len(self.stack) >= MAX_CALL_DEPTH:
+        if self.active.get(key, 0) > MAX_REENTRY or len(self.stack) >= MAX_CALL_DEPTH:
             self.assume(f"recursive call to {qualname} not followed")
             self.unknown(node or fdef, qualname)
             return Unknown(qualname)
@@ -616,13 +621,16 @@ class Interpreter(ObjectModel):
             self.anchor = node  # ops of torch.nn code and of other files are reported at the user's call
         self.bind_params(fdef, frame, args, kwargs, bound, describe)
         self.stack.append(f"nn.{qualname}" if mod == CATALOGUE else qualname)
-        self.active.add(key)
+        self.active[key] = self.active.get(key, 0) + 1
         self.frames.append([len(self.fg.ops), None, [], len(self.fg.graph_breaks)])
         try:
             return self.body_value(fdef, frame)
         finally:
             self.stack.pop()
-            self.active.discard(key)
+            if self.active[key] == 1:
+                del self.active[key]
+            else:
+                self.active[key] -= 1
             self.anchor = anchor
             self.frame_done(self.frames.pop(), node or fdef, mod == CATALOGUE)
 
@@ -1052,6 +1060,13 @@ class Interpreter(ObjectModel):
             except OverflowError:  # longer than sys.maxsize
                 return None
             return [Py(x) for x in it.value]
+        if isinstance(it, Py) and isinstance(it.value, (set, frozenset)) and len(it.value) <= MAX_ITEMS:
+            # `sorted(set(config.layer_types))` (transformers' rotary embeddings per layer type); a set
+            # of strings has no order across processes: sorted where its items compare, for a stable graph
+            try:
+                return [Py(x) for x in sorted(it.value)]
+            except TypeError:
+                return [Py(x) for x in it.value]
         if isinstance(it, Dict):
             return [Py(k) for k in it.items]
         if isinstance(it, ShapeRef):
@@ -1280,7 +1295,8 @@ class Interpreter(ObjectModel):
                 return None
         if isinstance(v, TensorRef):
             self.apply_fact(self.fact("is_nonzero"), None, [v], {}, node)
-            return None
+            c = self.concrete.get(v.vid)  # elements known (concrete.py): the host reads that value
+            return bool(c.values[0]) if c is not None and len(c.values) == 1 else None
         if isinstance(v, (Seq,)):
             return bool(v.items)
         if isinstance(v, Instance) and v.children is not None:
@@ -2246,8 +2262,10 @@ class Interpreter(ObjectModel):
         is_and = isinstance(e.op, ast.And)
         last: object = Py(True if is_and else False)
         unknown: object = None
-        for v in e.values:
+        for k, v in enumerate(e.values):
             val = self.ev(v, frame)
+            if k == len(e.values) - 1 and unknown is None:
+                return val  # Python returns the last operand as it is, unasked: its user asks (one sync)
             t = self.truth(val, v)
             if t is None:
                 last = unknown = val if isinstance(val, TensorRef) else Opaque("boolop")
@@ -2357,6 +2375,14 @@ class Interpreter(ObjectModel):
 
     def tensor_index(self, t: TensorRef, idx: object, node: ast.AST) -> object:
         parts = idx.items if isinstance(idx, Seq) else [idx]
+        if t.vid in self.concrete:  # elements known: so are those of a basic index (`ids[:, -1]`)
+            plain = [py(p, _MISSING) for p in parts]
+            known = C.index(self.concrete[t.vid], plain) if _MISSING not in plain else None
+            if known is not None:
+                return self.with_elements(self.tensor_index_op(t, parts, node), known)
+        return self.tensor_index_op(t, parts, node)
+
+    def tensor_index_op(self, t: TensorRef, parts: list[object], node: ast.AST) -> object:
         tensors = [p for p in parts if isinstance(p, TensorRef)]
         if tensors:
             if any(self.meta(p).dtype == "bool" for p in tensors):
@@ -2484,6 +2510,10 @@ class Interpreter(ObjectModel):
                     self.apply_fact(fact, t, args, kwargs, node)
                 return known
             return self.with_elements(None if fact is None else self.apply_fact(fact, t, args, kwargs, node), known)
+        if not name.startswith("_") and (cat_fn := self.catalogue_function(f"torch.{name}")) is not None:
+            # `t.repeat_interleave(2, dim=-1)` is torch.repeat_interleave(t, 2, dim=-1): the catalogue's
+            # function for it (rules/modules.toml), as the method of the same name dispatches to it
+            return self.run_function(cat_fn, [t, *args], kwargs, node=node, mod=CATALOGUE)
         if name in ("reshape_as", "expand_as") and args and isinstance(args[0], TensorRef):
             return self.apply(name[:-3], t, [ShapeRef(args[0].vid)], {}, node)
         if name in ("size", "shape"):
@@ -2539,13 +2569,13 @@ class Interpreter(ObjectModel):
         elif name in ("item", "tolist") and not kw and len(vals) == 1:
             return Py(first.python()) if name == "tolist" or first.dim == 0 else None
         elif name in C.CASTS and len(vals) == 1 and not kw:
-            out = C.Concrete(first.values, first.dim, first.kind) if C.CASTS[name] == first.kind else \
+            out = C.Concrete(first.values, first.shape, first.kind) if C.CASTS[name] == first.kind else \
                 C.unary("trunc", first) if C.CASTS[name] == "int" else None
             if out is not None and C.CASTS[name] != first.kind:
-                out = C.Concrete(tuple(int(v) for v in out.values), out.dim, "int")
+                out = C.Concrete(tuple(int(v) for v in out.values), out.shape, "int")
             elif out is None and C.CASTS[name] == "float":
                 out = C.binary("mul", first, 1.0)
-        elif name in ("max", "min", "sum", "prod", "amax", "amin") and len(vals) == 1 and not kw:
+        elif name in ("max", "min", "sum", "prod", "amax", "amin", "all", "any") and len(vals) == 1 and not kw:
             out = C.reduce(name, first)
         elif name in ("unique", "split") and self.recording:
             return None  # their tensors' sizes come from the values: left to the ops' own rules in a call
@@ -2555,8 +2585,19 @@ class Interpreter(ObjectModel):
                 return None
             made = [self.const_tensor(c) for c in outs]
             return made[0] if len(made) == 1 else Seq(made, "tuple")
-        elif name == "diff" and len(vals) == 1 and not kw:
-            out = C.diff(first)
+        elif name == "diff" and vals[1:2] in ([], [1]) and len(vals) <= 2 and kw.get("n", 1) == 1 \
+                and set(kw) <= {"n", "dim", "prepend", "append"}:
+            extra = [kw.get(k) for k in ("prepend", "append")]
+            if any(x is not None and not isinstance(x, C.Concrete) for x in extra):
+                return None
+            out = C.diff(first, kw.get("dim", -1), *extra)  # type: ignore[arg-type]
+        elif name == "cumsum" and len(vals) + len(kw) == 2 and set(kw) <= {"dim"}:
+            out = C.cumsum(first, vals[1] if len(vals) == 2 else kw["dim"])
+        elif name == "unsqueeze" and len(vals) + len(kw) == 2 and set(kw) <= {"dim"}:
+            out = C.unsqueeze(first, vals[1] if len(vals) == 2 else kw["dim"])
+        elif name in ("view", "reshape", "expand") and len(vals) >= 2 and not kw:
+            shape = vals[1] if len(vals) == 2 and isinstance(vals[1], list) else vals[1:]
+            out = (C.expand if name == "expand" else C.reshape)(first, list(shape))  # type: ignore[arg-type]
         elif name == "split" and len(vals) == 2 and isinstance(vals[1], list) and not kw:
             parts = C.split(first, vals[1])
             return Seq([self.const_tensor(c) for c in parts], "tuple") if parts is not None else None
@@ -2569,7 +2610,7 @@ class Interpreter(ObjectModel):
 
     def const_tensor(self, c: C.Concrete) -> TensorRef:
         """A tensor built while constructing a model, whose elements are known (concrete.py)."""
-        t = self.new_tensor(TensorMeta((len(c.values),) if c.dim else (), c.dtype))
+        t = self.new_tensor(TensorMeta(c.shape, c.dtype))
         self.concrete[t.vid] = c
         return t
 
@@ -2578,7 +2619,10 @@ class Interpreter(ObjectModel):
         follows (its result is then unknown, where the elements are known)."""
         if isinstance(made, TensorRef):
             shape = self.meta(made).shape
-            if shape is None or shape == ((len(c.values),) if c.dim else ()):
+            if shape is None or shape == c.shape:
+                if shape is None:  # the elements give the shape the op's rule could not (torch.diff's)
+                    value = self.value(made)
+                    value.meta = TensorMeta(c.shape, value.meta.dtype, value.meta.device)
                 self.concrete[made.vid] = c
                 return made
         return self.const_tensor(c)

@@ -17,7 +17,10 @@ from kpredict.ir import FunctionGraph, Op
 
 
 def _key(op: Op) -> tuple:
-    return (op.name, op.span, op.via, op.only, op.category)
+    """What makes an op of one run the same as one of the other. The number of tensors it reads is part
+    of it: transformers' attention gets a mask only when compiled (eager mode finds at run time that
+    none is needed), and sdpa with a mask is not the eager run's sdpa without one."""
+    return (op.name, op.span, op.via, op.only, op.category, len(op.inputs))
 
 
 def _occurrences(keys: list[tuple]) -> list[tuple]:

@@ -321,6 +321,8 @@ def _view_layout(it: Interpreter, fact: OpFact, a: Args, base: TensorRef, out: T
             new = L.transposed(st, S.norm_dim(d0, len(shape)), S.norm_dim(d1, len(shape)))
     elif rule == "t" and len(shape) == 2:
         new = L.transposed(st, 0, 1)
+    elif rule == "narrow" and len(oshape) == len(shape):
+        new = st  # a part of one dim: the base's strides
     elif rule == "permute":
         dims = a.ints(0, "dims")
         if dims and None not in dims and len(dims) == len(shape):
@@ -528,6 +530,14 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         d = a.py(0, "dim", None)
         shape = S.unsqueeze_shape(first.shape, d) if isinstance(d, int) else None
         contiguous = base_contig
+    elif rule == "narrow":
+        d, n = a.py(0, "dim", None), a.py(2, "length", None)
+        if isinstance(d, int) and isinstance(n, int) and first.shape is not None \
+                and -len(first.shape) <= d < len(first.shape):
+            d = S.norm_dim(d, len(first.shape))
+            shape = first.shape[:d] + (n,) + first.shape[d + 1:]
+            # a part of the outermost dim that is not 1 is a contiguous block
+            contiguous = base_contig and (n == first.shape[d] or all(x == 1 for x in first.shape[:d]))
     elif rule == "squeeze":
         d = a.py(0, "dim", None)
         shape = S.squeeze_shape(first.shape, d if isinstance(d, int) else None)

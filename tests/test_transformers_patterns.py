@@ -1,0 +1,148 @@
+"""Python patterns of transformers' modeling code that the interpreter follows (found as misses by
+scripts/transformers_scoreboard.py), each written out small; the expected figures are the CPU
+oracle's (`kpredict verify --device cpu`, torch 2.13.0+cpu) on the same source."""
+
+from __future__ import annotations
+
+from kpredict.api import analyze_source
+from kpredict.settings import Settings
+
+ROPE_BY_LAYER_TYPE = '''import torch
+import torch.nn as nn
+
+_REMAP = {"attention": "full"}
+
+
+def remap(types=None, config=None):
+    # transformers' remap_legacy_layer_types: called on a config, it calls itself on the list
+    if types is not None:
+        return [_REMAP.get(t, t) for t in types]
+    if (remapped := remap(config.types)) != config.types:
+        config.types = remapped
+    return None
+
+
+class Config:
+    def __init__(self, types):
+        self.types = types
+        remap(config=self)
+
+
+class Rope(nn.Module):
+    # transformers' rotary embeddings per layer type (olmo3, gemma3): buffers named from a set's items
+    def __init__(self, config):
+        super().__init__()
+        self.layer_types = sorted(set(config.types))
+        for t in self.layer_types:
+            inv = 1.0 / (10000 ** (torch.arange(0, 8, 2, dtype=torch.float) / 8))
+            setattr(self, f"{t}_inv_freq", nn.Buffer(inv, persistent=False))
+        self.sliding = "sliding" in config.types
+
+    def forward(self, x):
+        x = x * getattr(self, "full_inv_freq")
+        if self.sliding:
+            x = x * getattr(self, "sliding_inv_freq")
+        return x
+
+
+MODEL = Rope(Config(["attention", "sliding", "attention"]))
+
+
+# kpredict: example x=randn(4, 4)
+def rope_by_type(x):
+    return MODEL(x)
+
+
+# kpredict: example x=randn(2, 16)
+def narrowed(x):
+    return torch.diff(x, dim=-1) + x.narrow(1, 1, 15)
+'''
+
+
+def _fn(qualname: str):
+    rep = analyze_source(ROPE_BY_LAYER_TYPE, "m.py", Settings(target="cpu"), only=qualname)
+    return rep.functions[0]
+
+
+def test_a_function_calling_itself_once_and_a_set_of_names() -> None:
+    """A function that calls itself on another argument is followed one level (it was not followed at
+    all: the config's layer types became unknown), and `sorted(set(...))` of strings iterates: the
+    buffers named after each layer type exist, and each multiply reads one (eager 2 kernels, 4 reads,
+    2 writes, 288 bytes; compiled 1 kernel, 1 graph). Before: the buffers were unknown, 4 transfers."""
+    f = _fn("rope_by_type")
+    assert (f.eager.kernels, f.eager.reads, f.eager.writes, f.eager.bytes) == (2, 4, 2, 288)
+    assert (f.compiled.kernels, f.compiled.graphs) == (1, 1)
+
+
+def test_narrow_keeps_the_other_dims() -> None:
+    """`x.narrow(dim, start, length)` (torch.diff's rule narrows twice) has a shape: bytes are known
+    (eager 2 kernels, 720 bytes; compiled 1 kernel). Before: `?`."""
+    f = _fn("narrowed")
+    assert (f.eager.kernels, f.eager.reads + f.eager.writes, f.eager.bytes) == (2, 6, 720)
+    assert f.compiled.kernels == 1
+
+
+def test_repeat_interleave_by_an_int() -> None:
+    """`torch.repeat_interleave(freqs, 2, dim=-1)` (cohere's rotary embedding) doubles the dim: one copy
+    kernel, then cos and mul on the doubled tensor (eager 3 kernels, 6 transfers, 6,144 bytes; compiled
+    1). Before: the shape was kept as the input's, so cohere's keys looked half as wide as its values
+    and grouped-query attention repeated them (cohere eager 94 kernels, CPU oracle 88)."""
+    src = '''import torch
+
+
+# kpredict: example x=randn(1, 16, 8)
+def f(x):
+    emb = torch.repeat_interleave(x, 2, dim=-1)
+    return emb.cos() * 2
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions[0]
+    assert (f.eager.kernels, f.eager.reads + f.eager.writes, f.eager.bytes, f.compiled.kernels) == (3, 6, 6144, 1)
+
+
+def test_a_model_output_holding_a_result_that_ends_in_type_as() -> None:
+    """transformers' models return a ModelOutput, a dataclass that is also an OrderedDict of its fields,
+    and gemma's RMSNorm ends in `.type_as(x)` to the same dtype (free). The fields are what the function
+    returns (they were not looked for in the dict's items), and a free op does not consume what it reads,
+    so compiled, the norm's kernel is live: 1 kernel (eager 6, 7,264 bytes) by the CPU oracle. Before: 0
+    compiled kernels (gemma2's Model.forward: 0 for 39 measured)."""
+    src = '''from collections import OrderedDict
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Output(OrderedDict):
+    last_hidden_state: torch.Tensor = None
+
+    def __post_init__(self):
+        for k, v in vars(self).items():
+            if v is not None:
+                self[k] = v
+
+
+# kpredict: example x=randn(4, 64)
+def norm_out(x):
+    y = x.float()
+    y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + 1e-6)
+    return Output(last_hidden_state=(y * 2.0).type_as(x))
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="norm_out").functions[0]
+    assert (f.eager.kernels, f.eager.bytes, f.compiled.kernels, f.compiled.graphs) == (6, 7264, 1, 1)
+
+
+def test_repeat_interleave_as_a_method() -> None:
+    """`t.repeat_interleave(2, dim=-1)` (glm's rotary embedding) is the same as the function: one copy
+    kernel in eager, fused when compiled (the op's own entry is a fallback kernel, for a tensor of
+    counts). CPU oracle: eager 3 kernels, 6,144 bytes; compiled 1 (glm compiled: 36 predicted before,
+    31 measured)."""
+    src = '''import torch
+
+
+# kpredict: example x=randn(1, 16, 16)
+def f(x):
+    c = x[..., : x.shape[-1] // 2].repeat_interleave(2, dim=-1)
+    return c.cos() * 2
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions[0]
+    assert (f.eager.kernels, f.eager.bytes, f.compiled.kernels) == (3, 6144, 1)
