@@ -146,3 +146,32 @@ def f(x):
 '''
     f = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions[0]
     assert (f.eager.kernels, f.eager.bytes, f.compiled.kernels) == (3, 6144, 1)
+
+
+def test_finfo_min_fills_a_mask() -> None:
+    """transformers' eager_mask: `torch.where(mask, torch.zeros((), dtype=dtype), torch.finfo(dtype).min)`.
+    torch.finfo's limits are known (kpredict.frontend.shapes.dtype_info), so the Python float is wrapped
+    into a tensor by a kernel of its own in eager mode as torch does: 4 kernels, 8 transfers, 336 bytes;
+    compiled 1 (CPU oracle). Before: the limit was unknown, 3 kernels (gemma2 eager 175 vs 177)."""
+    src = '''import torch
+
+
+# kpredict: example x=randn(4, 8)
+def f(x):
+    mask = x > 0
+    min_dtype = torch.finfo(x.dtype).min
+    return torch.where(mask, torch.zeros((), device=mask.device, dtype=x.dtype), min_dtype)
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions[0]
+    assert (f.eager.kernels, f.eager.reads + f.eager.writes, f.eager.bytes, f.compiled.kernels) == (4, 8, 336, 1)
+
+
+def test_finfo_and_iinfo_equal_torchs() -> None:
+    torch = __import__("pytest").importorskip("torch")
+    from kpredict.frontend.shapes import dtype_info
+    for name in ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"):
+        dt = getattr(torch, name)
+        want = torch.finfo(dt) if dt.is_floating_point else torch.iinfo(dt)
+        got = dtype_info(name)
+        fields = ("bits", "min", "max") + (("eps", "tiny", "resolution") if dt.is_floating_point else ())
+        assert all(getattr(got, k) == getattr(want, k) for k in fields), name

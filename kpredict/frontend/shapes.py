@@ -23,6 +23,38 @@ _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
 _INT_RANK = {"bool": 0, "uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4}
 
 
+@dataclass(frozen=True, slots=True)
+class DtypeInfo:
+    """torch.finfo / torch.iinfo of a dtype: the limits model code reads (transformers' masks fill with
+    `torch.finfo(dtype).min`); eps, tiny and resolution are None for integers."""
+    bits: int
+    min: float | int
+    max: float | int
+    eps: float | None = None
+    tiny: float | None = None
+    resolution: float | None = None
+
+
+# IEEE 754 binary formats: (mantissa bits, largest exponent, bits) [SRC torch/csrc/TypeInfo.cpp via c10's
+# std::numeric_limits]; float32 max = (2 - 2**-23) * 2**127 = 3.4028234663852886e38
+_FLOAT_FORMATS = {"float16": (10, 15, 16), "bfloat16": (7, 127, 16), "float32": (23, 127, 32),
+                  "float64": (52, 1023, 64)}
+_INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8}
+
+
+def dtype_info(dtype: str) -> DtypeInfo | None:
+    """finfo of a floating dtype or iinfo of an integer one (by its canonical name), None for others."""
+    if dtype in _FLOAT_FORMATS:
+        mant, emax, bits = _FLOAT_FORMATS[dtype]
+        top = (2 - 2.0 ** -mant) * 2.0 ** emax
+        digits = int(mant * 0.30102999566398120)  # decimal digits of precision, as numpy's finfo
+        return DtypeInfo(bits, -top, top, 2.0 ** -mant, 2.0 ** (1 - emax), 10.0 ** -digits)
+    if dtype in _INT_BITS:
+        bits = _INT_BITS[dtype]
+        return DtypeInfo(bits, 0, 2 ** bits - 1) if dtype == "uint8" else DtypeInfo(bits, -2 ** (bits - 1), 2 ** (bits - 1) - 1)
+    return None
+
+
 def dtype_from_dotted(dotted: str) -> str | None:
     """'torch.float16' -> 'float16'."""
     if dotted.startswith("torch."):
