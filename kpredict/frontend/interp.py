@@ -1517,6 +1517,8 @@ class Interpreter(ObjectModel):
             return Unknown("shape." + attr)
         if isinstance(obj, Py) and attr in ("real", "imag"):
             return obj
+        if isinstance(obj, Py) and isinstance(obj.value, S.DtypeInfo) and attr in S.DtypeInfo.__slots__:
+            return Py(getattr(obj.value, attr))
         if isinstance(obj, Py) and isinstance(obj.value, str) and attr in STR_METHODS:
             return BoundBuiltin(obj, attr)
         if isinstance(obj, Seq) and obj.kind == "list" and attr in LIST_METHODS:
@@ -1529,8 +1531,6 @@ class Interpreter(ObjectModel):
             if attr in _TENSOR_ATTRS or self.table.for_method(attr) is not None:
                 return self.tensor_attr(TensorRef(obj.src), attr, node)  # type: ignore[arg-type]
             return Unknown(attr, obj.src)  # `outputs.last_hidden_state`
-        if isinstance(obj, Py) and isinstance(obj.value, S.DtypeInfo) and attr in S.DtypeInfo.__slots__:
-            return Py(getattr(obj.value, attr))
         return Unknown(attr)
 
     def tensor_attr(self, t: TensorRef, attr: str, node: ast.AST) -> object:
@@ -1829,6 +1829,13 @@ class Interpreter(ObjectModel):
             return Instance(dotted.rsplit(".", 1)[-1], dict(kwargs), CONTAINER)
         if dotted in ("types.SimpleNamespace", "argparse.Namespace") and not args:  # a config as a namespace
             return Instance(dotted.rsplit(".", 1)[-1], dict(kwargs), CONTAINER)
+        if dotted in ("torch.finfo", "torch.iinfo") and len(args) <= 1 and not kwargs:
+            # the limits of a dtype (S.dtype_info): `torch.finfo(dtype).min` fills transformers' masks
+            dt = S.dtype_from_dotted(args[0].dotted) if args and isinstance(args[0], ModRef) else \
+                ("float32" if not args and dotted == "torch.finfo" else None)
+            info = S.dtype_info(dt) if dt else None
+            if info is not None and (dotted == "torch.finfo") == (info.eps is not None):
+                return Py(info)
         if dotted in _CONTEXTS or dotted in _HOST_ONLY or dotted.startswith("torch.backends") or dotted.startswith("torch.profiler"):
             return Opaque(dotted)
         if dotted in _PY_FUNCS:
@@ -1841,13 +1848,6 @@ class Interpreter(ObjectModel):
                     return Opaque(dotted)
             return Opaque(dotted)
         if dotted.startswith("math."):
-        if dotted in ("torch.finfo", "torch.iinfo") and len(args) <= 1 and not kwargs:
-            # the limits of a dtype (S.dtype_info): `torch.finfo(dtype).min` fills transformers' masks
-            dt = S.dtype_from_dotted(args[0].dotted) if args and isinstance(args[0], ModRef) else \
-                ("float32" if not args and dotted == "torch.finfo" else None)
-            info = S.dtype_info(dt) if dt else None
-            if info is not None and (dotted == "torch.finfo") == (info.eps is not None):
-                return Py(info)
             fn = _MATH.get(dotted[len("math."):])
             vals = [py(a, _MISSING) for a in args]
             if fn is not None and not kwargs and all(isinstance(v, (int, float)) for v in vals):
