@@ -38,6 +38,8 @@ ASSUMED_CASES = (
     ("ConvBlock.forward", None, "pixel_values=randn(2, 4, 10, 12)", {"B": 2, "H": 10, "W": 12}),
     ("PatchEmbed.forward", None, "pixel_values=randn(2, 3, 32, 32)", {"B": 2}),
     ("GroupNormAct.forward", None, "hidden_state=randn(2, 8, 5, 6)", {"B": 2, "H": 5, "W": 6}),
+    ("RopeAttention.forward", None, "hidden_states=randn(2, 5, 32) position_embeddings=(randn(2, 5, 8), "
+     "randn(2, 5, 8)) attention_mask=None", {"B": 2, "T": 5}),
 )
 
 

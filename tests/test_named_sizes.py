@@ -461,3 +461,16 @@ def test_size_names() -> None:
     assert all(size_name(n) for n in ("hidden_size", "num_channels", "n_embd", "embed_dim", "out_features"))
     assert not any(size_name(n) for n in ("set_output_features_output_indices", "get_head_dim", "layer_idx",
                                           "_attn_implementation", "use_cache"))
+
+
+def test_rotary_tuple_and_optional_mask_of_an_attention_layer() -> None:
+    """transformers' attention layers take `position_embeddings: tuple[Tensor, Tensor]` and a required
+    `attention_mask: Tensor | None`: the tuple is two inputs with layouts of their own, the mask None
+    (sdpa's causal path), and `cos[..., : C // 2]` meeting the 4 rotary pairs fixes C = 8 (before: an
+    input of unknown rank and an unsized mask, bytes '?'). The formula against torch: the oracle test."""
+    f = _fn(ASSUMED, "RopeAttention.forward", target="cpu")
+    text = "\n".join(f.assumptions)
+    assert "position_embeddings: a tuple of 2 tensors (annotation tuple[torch.Tensor, torch.Tensor])" in text
+    assert "position_embeddings_0: shape (B, T, C)" in text and "attention_mask: None (annotated" in text
+    assert "C = 8: the size it meets" in text
+    assert isinstance(f.eager.bytes, str) and set(f.eager.bytes) - set("0123456789*+ BT") == set(), f.eager.bytes

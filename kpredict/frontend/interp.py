@@ -713,6 +713,18 @@ class Interpreter(ObjectModel):
         """A parameter with no argument and no default: a tensor unless its annotation or its use
         says otherwise; in a constructor, a config object or a named symbol."""
         ann = p.annotation
+        if describe and not is_init and P.optional_mask(p):
+            # forward(self, hidden_states, attention_mask: torch.Tensor | None): None, as transformers'
+            # sdpa path passes it in eager mode when nothing is padded (its causal mask is skipped)
+            self.assume(f"{p.arg}: None (annotated {node_text(ann)}; what transformers' sdpa attention gets "
+                        "without padding in eager mode; give a mask with --example)", force=True)
+            return Py(None)
+        if not is_init and (elts := P.tensor_tuple(p)):
+            # position_embeddings: tuple[torch.Tensor, torch.Tensor] (cos, sin): a tuple of input
+            # tensors, each named (position_embeddings_0, _1) so that each gets a layout of its own
+            if describe:
+                self.assume(f"{p.arg}: a tuple of {len(elts)} tensors (annotation {node_text(ann)})", force=True)
+            return Seq([self.input_tensor(e, P.tensor_dtype(e.annotation), frame, fdef, describe) for e in elts])
         if not is_init and not (ann is None and fdef is not None and _used_as_int(fdef, p.arg)):
             kind = P.param_kind(p, fdef)  # kinds by annotation and use (issue 26, item 5)
             if kind is not None:

@@ -127,6 +127,26 @@ def tensor_dtype(ann: ast.expr | None) -> str:
     return kind.dtype if kind is not None and kind.what == "tensor" else "float32"
 
 
+def optional_mask(p: ast.arg) -> bool:
+    """A mask parameter whose annotation allows None (`attention_mask: torch.Tensor | None`)."""
+    kind, optional = annotation_kind(p.annotation)
+    return optional and kind is not None and kind.what == "tensor" and "mask" in p.arg
+
+
+def tensor_tuple(p: ast.arg) -> list[ast.arg]:
+    """`x: tuple[torch.Tensor, torch.Tensor]` (or `| None`): one parameter per tensor, named x_0, x_1
+    with its annotation; empty for any other annotation (`tuple[torch.Tensor, ...]` has no count)."""
+    ann, _ = _unwrapped(p.annotation)
+    if not (isinstance(ann, ast.Subscript) and _last_name(ann.value) in ("tuple", "Tuple")
+            and isinstance(ann.slice, ast.Tuple) and ann.slice.elts):
+        return []
+    elts = ann.slice.elts
+    if not all((k := annotation_kind(e)[0]) is not None and k.what == "tensor" for e in elts):
+        return []
+    return [ast.arg(arg=f"{p.arg}_{i}", annotation=e, lineno=p.lineno, col_offset=p.col_offset)
+            for i, e in enumerate(elts)]
+
+
 _INDEX_NAME = re.compile(r"(?:^|_)(?:ids|idx|index|indices|tokens)$")
 
 

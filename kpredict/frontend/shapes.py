@@ -100,9 +100,13 @@ def meet(a: int | None, b: int | None) -> None:
         return
     if a in WATCH:
         MET.setdefault(a, set()).add(b)
+    elif 2 * a in WATCH and b not in WATCH:
+        MET.setdefault(2 * a, set()).add(2 * b)  # half a marker (`cos[..., : C // 2]`) meets 32: C is 64
     if b in WATCH:
         MET.setdefault(b, set()).add(a)  # two markers that meet: two names for one size (symbolic.py)
-    if (a in WATCH or b in WATCH) and RECORDING:
+    elif 2 * b in WATCH and a not in WATCH:
+        MET.setdefault(2 * b, set()).add(2 * a)
+    if (a in WATCH or b in WATCH or 2 * a in WATCH or 2 * b in WATCH) and RECORDING:
         for r in RECORDING:
             r.append((a, b))
 
