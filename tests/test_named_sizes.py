@@ -459,8 +459,10 @@ def test_size_names() -> None:
     from kpredict.frontend.dimnames import size_name
 
     assert all(size_name(n) for n in ("hidden_size", "num_channels", "n_embd", "embed_dim", "out_features"))
+    assert all(size_name(n) for n in ("dim_feedforward", "num_experts_per_tok", "seq_len", "B", "d_model"))
     assert not any(size_name(n) for n in ("set_output_features_output_indices", "get_head_dim", "layer_idx",
-                                          "_attn_implementation", "use_cache"))
+                                          "_attn_implementation", "use_cache", "_experts_implementation_internal",
+                                          "prefix_allowed_tokens_fn"))
 
 
 def test_rotary_tuple_and_optional_mask_of_an_attention_layer() -> None:

@@ -153,12 +153,14 @@ def rank_hint(name: str, fdef: ast.FunctionDef | ast.AsyncFunctionDef | None) ->
 
 # names of ints that are sizes (hidden_size, num_channels, embed_dim, n_head): a marker size given to a
 # flag, an index or a string field (`_attn_implementation`, `layer_idx`, `output_attentions`) breaks the run
-_SIZE_WORDS = re.compile(r"(?:^|_)(?:size|sizes|dim|dims|channels|features|heads|head|width|height|len|length|"
-                         r"embd|embed|labels|queries|points|patches|groups|experts|tokens|seq|bsz|bs|batch)(?:_|$)"
-                         r"|^(?:n|num|d)_|^[A-Z]$")
+# the size word ends the name (hidden_size, num_channels) or starts it (dim_feedforward, size_per_head):
+# in the middle it names something else (_experts_implementation_internal, prefix_allowed_tokens_fn)
+_WORDS = (r"(?:size|sizes|dim|dims|channels|features|heads|head|width|height|len|length|embd|embed|labels|"
+          r"queries|points|patches|groups|experts|tokens|seq|bsz|bs|batch)")
+_SIZE_WORDS = re.compile(rf"_{_WORDS}$|^{_WORDS}(?:_|$)|^(?:n|num|d)_|^[A-Z]$")
 
 
-_NOT_SIZE = re.compile(r"(?:set|get|is|has|use|return|apply|init|compute|make)_")
+_NOT_SIZE = re.compile(r"_|(?:set|get|is|has|use|return|apply|init|compute|make)_")
 
 
 def size_name(name: str) -> bool:
