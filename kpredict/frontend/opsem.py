@@ -186,7 +186,7 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
     if fact.name in ("reshape", "flatten", "contiguous"):
         contiguous = True  # the copy these make when they cannot return a view is contiguous
     outs = [it.new_tensor(out_meta, contiguous=contiguous)]
-    _output_layout(it, fact, cat, t if t is not None else (tensors[0] if tensors else None), outs[0])
+    _output_layout(it, fact, cat, _layout_source(it, t, tensors, outs[0]), outs[0])
     if n_out == 2:
         outs.append(it.new_tensor(TensorMeta(shape, "int64", device)))
     for _ in range(fact.stats_outputs):
@@ -274,6 +274,18 @@ def _viewable(it: Interpreter, t: TensorRef, shape: tuple) -> bool:
 _KEEPS_LAYOUT = ("pointwise", "random")
 _NEW_LAYOUT = frozenset({"contiguous", "reshape", "flatten", "cat", "stack", "index", "embedding", "gather",
                          "index_select", "conv_layout", "scalar_tensor", "where"})
+
+
+def _layout_source(it: Interpreter, t: TensorRef | None, tensors: list[TensorRef], out: TensorRef) -> TensorRef | None:
+    """The input whose dim order an elementwise result takes: the first of the output's own shape.
+    TensorIterator orders dims by the operands' strides, skipping those broadcast in a dim, so a
+    broadcast operand first (`weight * x`, the RMSNorm of transformers) does not decide; the full one
+    does [SRC aten/src/ATen/TensorIterator.cpp reorder_dimensions]."""
+    first = t if t is not None else (tensors[0] if tensors else None)
+    oshape = it.meta(out).shape
+    if first is None or oshape is None or it.meta(first).shape == oshape:
+        return first
+    return next((x for x in ([t] if t is not None else []) + tensors if it.meta(x).shape == oshape), first)
 
 
 def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | None, out: TensorRef) -> None:
