@@ -135,3 +135,40 @@ def test_an_activation_key_not_known_is_taken_as_gelu_and_says_so() -> None:
     fn, ref = rep.functions
     assert any("ACT2FN[config.hidden_act]: key not known statically; taken as gelu" in a for a in fn.assumptions)
     assert fn.unknown == [] and (fn.eager.kernels, fn.compiled.kernels) == (ref.eager.kernels, ref.compiled.kernels)
+
+
+@pytest.mark.oracle
+def test_causal_mask_stub_makes_the_ops_of_transformers_own_code(tmp_path: Path) -> None:
+    """rules/libraries.toml's create_causal_mask, used when transformers' own files are not in the tree (a
+    checkout of transformers/models/, user code importing transformers), makes the ops that kpredict
+    reads from transformers' masking_utils.py, in both modes: eager's packed-sequence check (one sync,
+    then no mask: sdpa's is_causal), torch.compile's (B, 1, T, T) mask. The in-tree reading is the one
+    the CPU oracle holds for llama (tests/test_verify_real_models.py)."""
+    from test_verify_real_models import TRANSFORMERS, _install
+
+    site = _install(TRANSFORMERS)
+    own = site / "transformers" / "models" / "llama"
+    part = tmp_path / "transformers" / "models" / "llama"
+    part.mkdir(parents=True)
+    for name in ("modeling_llama.py", "configuration_llama.py", "__init__.py"):
+        (part / name).write_text((own / name).read_text())
+    (tmp_path / "transformers" / "models" / "__init__.py").write_text("")
+    q = "LlamaModel.forward"
+    init = ("config=LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, "
+            "num_attention_heads=4, use_cache=False, num_key_value_heads=2)")
+
+    def mask_ops(path: Path) -> tuple[list[tuple], tuple]:
+        fn = analyze_file(path, Settings(target="cpu"), only=q, inits={q: init},
+                          examples={q: "input_ids=randint(0, 128, (1, 16))"}).functions[0]
+        line = next(o.span.line for o in fn.graph.ops if "mask" in "".join(o.via))
+        return ([(o.name, o.category, o.only, [fn.graph.values[i].meta.shape for i in o.inputs])
+                 for o in fn.graph.ops if o.span is not None and o.span.line == line],
+                (fn.eager.kernels, fn.eager.bytes, fn.compiled.kernels, fn.lower_bound))
+
+    (stub, stub_figures), (read, read_figures) = mask_ops(part / "modeling_llama.py"), mask_ops(own / "modeling_llama.py")
+    assert stub == read
+    # the whole model too (the config base's rope defaults, HFPreTrainedConfig.__post_init__, included):
+    # 91 eager kernels and 31 compiled, the CPU oracle's figures for this command
+    assert stub_figures == read_figures and stub_figures[0] == 91 and stub_figures[2] == 31, (stub_figures, read_figures)
+    assert [o[0] for o in stub if o[2] == "eager"][-1] == "is_nonzero"  # eager: one host check, no mask
+    assert any(o[0] == "expand" and o[2] == "compiled" for o in stub)  # compiled: the mask is built

@@ -9,6 +9,7 @@ Each `[module.<Class>]` entry says, as data, what constructing and calling the m
     forward = "input"           # forward's parameters after self
     body    = "return F.linear(input, self.weight, self.bias)"   # forward as functional ops
     [[module.<Class>.variant]] when = "eval" | "train" | "cpu" | "cuda" | "eval,cpu"; body = "..."
+    methods.<name> = { signature = "...", body = "..." }   # any other method (a config's __post_init__)
 
 `[function.<name>]` entries (`api`, `signature`, `body`) decompose functional calls that launch
 several aten ops (F.cross_entropy -> _log_softmax + nll_loss_forward) the same way.
@@ -89,6 +90,10 @@ def module_source(name: str, entry: dict) -> str:
     for meth, body in bodies:
         lines.append(f"    def {meth}(self{', ' if fwd else ''}{fwd}):")
         lines.append(_indent(body))
+    for meth, spec in entry.get("methods", {}).items():  # other methods: a config base's __post_init__
+        sig = spec.get("signature", "")
+        lines.append(f"    def {meth}(self{', ' if sig else ''}{sig}):")
+        lines.append(_indent(spec["body"]))
     return "\n".join(lines) + "\n"
 
 

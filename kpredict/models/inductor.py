@@ -1048,7 +1048,9 @@ def compiled_kernels(fg: FunctionGraph, target: str, conf: dict | None = None) -
     conf = conf or default_targets()[target]
     if fg.qualname == "<module>":
         return module_kernels(fg, target, conf)
-    if any(op.region == EAGER_REGION for op in fg.ops):
+    # a frame Dynamo runs eagerly; ops of eager mode only (a host check the compiled run does not make,
+    # inside catalogue code that broke its graph in the eager run) are in no compiled graph either way
+    if any(op.region == EAGER_REGION and op.only != "eager" for op in fg.ops):
         return module_kernels(fg, target, conf, traced=lambda op: op.region != EAGER_REGION)
     fg = prepared(fg, conf)
     repeated = schedule_repeats(fg, lambda small: Scheduler(small, target, conf, ready=True).schedule())
