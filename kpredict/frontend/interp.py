@@ -2120,6 +2120,14 @@ class Interpreter(ObjectModel):
             if isinstance(a, TensorRef):
                 return self.method_call(a, name, [b], {}, node)
             # scalar OP tensor: reflected; result is still one op on the tensor
+            if op is ast.Div:
+                # except `scalar / t`: torch's Tensor.__rtruediv__ is `self.reciprocal() * other`, two
+                # kernels in eager mode [SRC torch/_tensor.py __rdiv__] (mpt's 1.0 / torch.pow(2, base))
+                known = self.concrete_op("__rtruediv__", b, [a], {}) if b.vid in self.concrete else None  # type: ignore[union-attr]
+                inv = self.method_call(b, "reciprocal", [], {}, node)  # type: ignore[arg-type]
+                if isinstance(inv, TensorRef):
+                    out = self.method_call(inv, "__mul__", [a], {}, node)
+                    return self.with_elements(out, known) if isinstance(known, C.Concrete) else out
             rname = name.replace("__", "__r", 1)
             return self.method_call(b, rname, [a], {}, node)  # type: ignore[arg-type]
         if isinstance(a, Py) and isinstance(b, Py):

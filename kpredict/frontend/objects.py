@@ -35,6 +35,10 @@ from kpredict.frontend.values import (
 )
 from kpredict.ir import EAGER_REGION, TensorMeta, Value
 
+_AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+# what a custom Function's forward may ask of its context: bookkeeping for backward, no tensor work
+_CTX_METHODS = ("save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads")
+
 
 _MISSING = object()
 MODULE_STEPS = 20_000  # statements run for the top level of one imported file
@@ -364,7 +368,32 @@ class ObjectModel:
             v = self.class_level(k, attr)
             if v is not _MISSING:
                 return v
+        if attr == "apply" and self.is_autograd_function(c):
+            # `GeLUFunction.apply(x)` runs the staticmethod forward(ctx, x) (bloom's gelu); the context
+            # only records what backward needs (save_for_backward): nothing that launches
+            forward = self.class_attr(c, "forward", node)
+            if isinstance(forward, FuncRef):
+                noop = ModRef("kpredict.hook.noop")
+                ctx = Instance("FunctionCtx", {m: noop for m in _CTX_METHODS}, CONTAINER)
+                return Partial(forward, (ctx,), {})
         return Unknown(f"{c.name}.{attr}")
+
+    def is_autograd_function(self, c: ClassRef) -> bool:
+        """Whether a class of the tree derives from torch.autograd.Function (read from its bases)."""
+        for k in self.mro(c):
+            cdef = self.class_def(k)
+            if cdef is None:
+                continue
+            frame = Frame(env={}, qualname="<module>", mod=k.mod)
+            was = self.recording
+            self.recording = False
+            try:
+                bases = [self.ev(b, frame) for b in cdef.bases]
+            finally:
+                self.recording = was
+            if any(isinstance(b, ModRef) and b.dotted in _AUTOGRAD_FUNCTION for b in bases):
+                return True
+        return False
 
     def enum_member(self, c: ClassRef, value: object) -> object:
         """`Format('NHWC')` for an Enum class of the tree: its member of that value, which the
@@ -1222,6 +1251,8 @@ class ObjectModel:
             return Py(None)
         if name == "unknown" and args and isinstance(args[0], Py):
             return Unknown(str(args[0].value))
+        if name == "noop":  # a call known to do nothing kpredict counts (an autograd context's bookkeeping)
+            return Py(None)
         return Unknown(name)
 
     def make_param(self, shape: object, dtype: object) -> object:
