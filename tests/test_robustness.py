@@ -933,3 +933,12 @@ def test_a_huge_ones_or_zeros_is_no_known_value() -> None:
     assert concrete.create("ones", [1 << 40], {}) is None
     assert concrete.create("zeros", [-3], {}) is None
     assert concrete.create("zeros", [3], {}).values == (0.0, 0.0, 0.0)
+
+
+def test_a_negative_size_made_at_marker_values_slices_to_unknown() -> None:
+    """edgetam_video crashed (ValueError from range) when a rerun at marker sizes made a negative dim and
+    the code sliced it: no real tensor has one, so the slice's length is unknown."""
+    from kpredict.frontend.shapes import slice_dim
+
+    assert slice_dim(-3, None, 2, None) is None
+    assert slice_dim(5, 1, None, 2) == 2

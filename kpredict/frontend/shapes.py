@@ -305,7 +305,9 @@ def stack_shape(shapes: list[Shape], dim: int) -> Shape:
 
 
 def slice_dim(size: int | None, start: int | None, stop: int | None, step: int | None) -> int | None:
-    if size is None:
+    """A slice's length; None for an unknown size or a negative one (a size made at marker values, such as
+    `H - 2 * k` in a rerun, that no real tensor has: edgetam_video crashed on it)."""
+    if size is None or size < 0:
         return None
     return len(range(*slice(start, stop, step).indices(size)))
 
