@@ -264,3 +264,21 @@ def f(ids):
 '''
     f = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions[0]
     assert (f.eager.kernels, f.eager.reads + f.eager.writes, f.eager.bytes, f.compiled.kernels) == (7, 15, 2496, 3)
+
+
+def test_a_value_in_a_tensor_is_eq_then_any_read_on_the_host() -> None:
+    """`pad_token_id in input_ids[:, [-1, 0]]` (transformers' warn_if_padding_and_no_attention_mask, in
+    every BERT-like forward without a mask) is Tensor.__contains__: (t == v).any(), and the host reads it.
+    CPU oracle, eager: 4 kernels (index, eq, any, then the branch's add), 9 transfers, 1 sync. (Its bytes
+    are 8 over the prediction and torch.compile skips the frame: not held here.) Before: no kernel."""
+    src = '''import torch
+
+
+# kpredict: example ids=randint(2, 100, (2, 16))
+def f(ids):
+    if 0 in ids[:, [-1, 0]]:
+        return ids * 2
+    return ids + 1
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions[0]
+    assert (f.eager.kernels, f.eager.reads + f.eager.writes, f.eager.syncs) == (4, 9, 1)

@@ -2220,6 +2220,14 @@ class Interpreter(ObjectModel):
                 else:
                     flip = {"__lt__": "__gt__", "__gt__": "__lt__", "__le__": "__ge__", "__ge__": "__le__"}.get(name, name)
                     r = self.method_call(right, flip, [left], {}, e)  # type: ignore[arg-type]
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, TensorRef) \
+                    and isinstance(left, (Py, TensorRef)):
+                # `v in t` is Tensor.__contains__: (t == v).any(), read on the host [SRC torch/_tensor.py
+                # __contains__] (transformers' warn_if_padding_and_no_attention_mask: pad_token_id in ids)
+                hit = self.method_call(right, "__eq__", [left], {}, e)
+                found = self.method_call(hit, "any", [], {}, e) if isinstance(hit, TensorRef) else hit
+                t = self.truth(found, e)
+                r = Py(t == isinstance(op, ast.In)) if t is not None else Opaque("in")
             elif isinstance(op, (ast.Is, ast.IsNot)) and (none := _none_test(left, right)) is not None:
                 r = Py(none == isinstance(op, ast.Is))
             elif isinstance(left, Py) and isinstance(right, Py) and type(op) in _PYCMP:
