@@ -212,3 +212,19 @@ def test_a_budget_finding_on_a_lower_bound_says_at_least() -> None:
     entries = {key("m.py", "Net.forward"): {"eager": {"kernels": 1}, "compiled": {"kernels": 1}}}
     (d,) = budget_findings("m.py", fwd, LSTM.splitlines(), entries)
     assert "eager 1 -> at least 2 kernels" in d.message and "line 12" in d.message
+
+
+def test_indexing_none_is_not_understood() -> None:
+    """`rope_parameters["rope_type"]` on a value kpredict took for None (a config base's default it did
+    not describe) went on silently with an unknown scalar, and LlamaRotaryEmbedding's figures were wrong
+    with no note. The code would raise: the function is a lower bound, the line said."""
+    from kpredict.api import analyze_source
+    from kpredict.settings import Settings
+
+    src = ("import torch\n"
+           "def f(x: torch.Tensor):\n"
+           "    params = None\n"
+           "    base = params['rope_theta']\n"
+           "    return x * (1.0 / base ** torch.arange(0, 8, 2).float())\n")
+    fn = analyze_source(src, "none.py", Settings(target="cpu")).functions[0]
+    assert fn.lower_bound and any("indexes None" in u.name and u.line == 4 for u in fn.unknown), fn.unknown

@@ -2345,6 +2345,16 @@ class Interpreter(ObjectModel):
                 return obj.items.get(idx.value, Unknown(_text(e)))
             except TypeError:
                 return Unknown(_text(e))
+        if isinstance(obj, Py) and obj.value is None:
+            # the code would raise (TypeError): a value kpredict took for None that is not (a config base's
+            # default it does not describe: rope_parameters['rope_type']); said, never followed silently
+            text = _text(e)
+            if self.recording:
+                self.unknown(e, f"{text} (indexes None)")
+            else:
+                self.assume(f"line {getattr(e, 'lineno', 0)}: {text} indexes None while building the model (the "
+                            "code would raise: a value taken wrongly); what follows from it is not known", force=True)
+            return Unknown(text)
         if isinstance(obj, Py) and isinstance(idx, Py):
             try:
                 return Py(obj.value[idx.value])  # type: ignore[index]
