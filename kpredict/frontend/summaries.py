@@ -25,6 +25,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from kpredict.frontend.frame import MAX_OPS, _Budget, _span
+from kpredict.frontend.keys import Key
 from kpredict.frontend.objects import HOLDERS
 from kpredict.frontend.values import (
     ClassRef, Dict, FuncRef, Instance, ModRef, NNModule, Opaque, Py, Seq, Sym, SymObj, TensorRef, Tracked, Unknown,
@@ -268,6 +269,8 @@ class Summaries:
         self.refused: set[tuple] = set()  # keys whose call changed its object or arguments
         self.reading: list[set[tuple[int, str]]] = []  # per call being recorded: (object id, attribute) read
         self.sym_reading: list[set[str]] = []  # per call being recorded: the symbolic sizes it looked up
+        # per set of changed sizes: the summaries of `own` (its first n) that depend on none of them
+        self.passing: dict[frozenset[str], tuple[int, list[tuple[tuple, Summary]]]] = {}
 
     def keep_into(self, out: Summaries, changed: set[str]) -> None:
         """Add to `out` (the summaries of a rerun with other loop counts, symbolic.py) this one's
@@ -282,12 +285,25 @@ class Summaries:
         # also given from (Shared.for_rerun: every state's, in order), and a summary kept here depends on
         # no size that differs between the two, so the test gives the same answer there. Going over the
         # given ones too made each rerun's cost grow with the reruns before it (5.3 of 47 s on 60 files).
-        for key, s in self.own:
-            if s.syms & changed or not changed.isdisjoint(s.loop_symbols) or not _self_contained(s):
-                continue
-            have = out.table.setdefault(key, [])
-            if all(h is not s for h in have):
+        table = out.table
+        for key, s in self._independent(changed):
+            have = table.get(key)
+            if have is None:
+                table[key] = [s]
+            elif all(h is not s for h in have):
                 have.append(s)
+
+    def _independent(self, changed: set[str]) -> list[tuple[tuple, Summary]]:
+        """The summaries of `own` that keep_into may give for `changed`, in order: worked out once per set
+        of sizes (every later rerun state is offered this one's), again only for those recorded since."""
+        sizes = frozenset(changed)
+        n, done = self.passing.get(sizes, (0, []))
+        own = self.own
+        if n < len(own):
+            done = done + [(key, s) for key, s in own[n:] if not (
+                s.syms & sizes or not sizes.isdisjoint(s.loop_symbols) or not _self_contained(s))]
+            self.passing[sizes] = (len(own), done)
+        return done
 
     def sym_read(self, name: str) -> None:
         """A symbolic size was looked up (its --dim value or a symbol): the calls being recorded depend on it."""
@@ -329,7 +345,7 @@ class Summaries:
             return run()
         # inside code of another file every op is reported at the user's call (it.anchor): such a call
         # is kept apart from the same call made outside, whose ops keep their own lines
-        key = (qualname, mod, bool(it.stack) and it.stack[0] == "<module>", it.anchor is not None, sig.key)
+        key = Key((qualname, mod, bool(it.stack) and it.stack[0] == "<module>", it.anchor is not None, sig.key))
         for s in self.table.get(key, ()):
             if s.fits(sig, it.shared.mode) and (S.WATCH is None or s.meets is not None):
                 if self.reading and s.needs:  # a call being recorded around this one depends on them too
