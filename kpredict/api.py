@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -19,13 +20,13 @@ from kpredict.frontend.interp import Shared
 from kpredict.frontend.parse import ModuleInfo, ParseError, parse_module
 from kpredict.frontend.relevance import uses_torch
 from kpredict import project
-from kpredict.ir import FileReport, Finding, FunctionGraph, FunctionReport
+from kpredict.ir import FileReport, Finding, FunctionReport
 from kpredict.models.eager import eager_kernels
 from kpredict.models.inductor import compiled_kernels
 from kpredict.opfacts import OpTable, default_table
 from kpredict.report import function_report
 from kpredict.settings import Settings
-from kpredict.symbolic import Rebuild, symbolic_report
+from kpredict.symbolic import Rebuild, Run, symbolic_report
 
 
 class Check(Protocol):
@@ -171,19 +172,19 @@ def rerun(module: ModuleInfo, table: OpTable, qualname: str,
     values and settings the first analysis was given."""
 
     def run(settings: Settings, met: dict[int, set[int]] | None = None,
-            costs: bool = False) -> tuple[FunctionGraph, FunctionReport] | None:
+            costs: bool = False) -> Run | None:
         again = shared.for_rerun(settings, first, qualname) if shared is not None else None
         if met is None:
             for fg in build_graphs(module, table, settings, only=qualname, examples=examples, inits=inits,
                                    shared=again):
-                return fg, predict(fg, settings, costs)
+                return Run(fg, partial(predict, fg, settings, costs))
             return None
         # `met` holds marker sizes to watch: filled with the fixed sizes each met (kpredict.frontend.shapes)
         S.WATCH, S.MET = frozenset(met), {}
         try:
             for fg in build_graphs(module, table, settings, only=qualname, examples=examples, inits=inits,
                                    shared=again):
-                return fg, predict(fg, settings, costs)
+                return Run(fg, partial(predict, fg, settings, costs))
             return None
         finally:
             for k in list(met):

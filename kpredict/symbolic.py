@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from kpredict.ir import DTYPE_SIZES, Count, FunctionGraph, FunctionReport, Kernel, ModeCost
@@ -30,10 +30,29 @@ from kpredict.settings import Settings
 MAX_SYMBOLS = 4
 FIELDS = ("kernels", "reads", "writes", "bytes", "syncs")
 
+
+
+@dataclass(slots=True)
+class Run:
+    """One analysis under other settings: its graph, and its report, modelled when first read. A met run
+    (_met_sizes) whose sizes send the function on to other runs is never read: modelling it was a third
+    of the Inductor model's time in the reruns."""
+
+    graph: FunctionGraph
+    predict: Callable[[], FunctionReport]
+    made: FunctionReport | None = None
+
+    @property
+    def report(self) -> FunctionReport:
+        if self.made is None:
+            self.made = self.predict()
+        return self.made
+
+
 # analyze the function again under other settings; with `met` (marker size -> set), also fill it with the
 # fixed sizes each watched marker meets (kpredict.frontend.shapes.meet); FLOPs and times (kpredict.cost)
 # only with costs=True: a run at marker sizes or loop counts 1, 2 shows none (symbolic_report)
-Rebuild = Callable[..., tuple[FunctionGraph, FunctionReport] | None]
+Rebuild = Callable[..., Run | None]
 
 
 def linear_text(a: int, terms: list[tuple[int, str]]) -> Count:
@@ -141,9 +160,9 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
             again = replace(settings, dims=settings.dims + tuple(sizes.items()))
             if all(d in sizes for d in dims) and not syms:
                 run = rebuild(again, costs=True)  # every size known: its FLOPs and times are shown
-                if run is None or run[0].cut_short:
+                if run is None or run.graph.cut_short:
                     return report
-                out = replace(run[1], kernel_lists=None)
+                out = replace(run.report, kernel_lists=None)
                 exact.append(out)
             else:
                 out = _symbolic_report(fg, report, again, rebuild, False, exact)  # its met run is its base run
@@ -152,13 +171,13 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
                 f"{said}: the size {'it meets' if len(sizes) == 1 else 'each meets'} in the code (a weight's width, "
                 "a broadcast), found by a run with the sizes unknown"]
             return out
-        return shape_report(report, settings, rebuild, syms, dims, first)
+        return shape_report(report, settings, rebuild, syms, dims, first.report)
     if dims:
         return shape_report(report, settings, rebuild, syms, dims)
     if not syms:
         return report
 
-    def at(values: dict[str, int]) -> tuple[FunctionGraph, FunctionReport] | None:
+    def at(values: dict[str, int]) -> Run | None:
         return rebuild(replace(settings, dims=settings.dims + tuple(values.items())))
 
     base_values = {s: 1 for s in syms}
@@ -166,20 +185,20 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
     if base is None:
         return report
     # loops revealed only once an outer loop is unrolled get a symbol of their own
-    extra = [s for s in base[0].loop_symbols if s not in fixed and s not in syms][: MAX_SYMBOLS - len(syms)]
+    extra = [s for s in base.graph.loop_symbols if s not in fixed and s not in syms][: MAX_SYMBOLS - len(syms)]
     if extra:
         syms += extra
         base_values = {s: 1 for s in syms}
         base = at(base_values)
         if base is None:
             return report
-    _, base_rep = base
+    base_rep = base.report
     bumped: dict[str, FunctionReport] = {}
     for s in syms:
         run = at({**base_values, s: 2})
         if run is None:
             return report
-        bumped[s] = run[1]
+        bumped[s] = run.report
     third = at({**base_values, syms[0]: 3}) if len(syms) == 1 else None
 
     out = replace(base_rep, eager=replace(base_rep.eager), compiled=replace(base_rep.compiled))
@@ -195,7 +214,7 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
             slopes = {s: vs[s] - v1 for s in syms}  # type: ignore[operator]
             a = v1 - sum(slopes.values())
             if third is not None:
-                v3 = _value(third[1], mode, field)
+                v3 = _value(third.report, mode, field)
                 if v3 is not None and v3 - vs[syms[0]] != slopes[syms[0]]:  # type: ignore[operator]
                     nonlinear = True
             setattr(target, field, linear_text(a, [(slopes[s], s) for s in syms]))
@@ -368,22 +387,22 @@ def unsized_use(fg: FunctionGraph) -> bool:
 
 
 def _met_sizes(settings: Settings, rebuild: Rebuild, loops: list[str], dims: list[str]
-               ) -> tuple[dict[str, int], FunctionReport | None, list[tuple[str, str]], set[str]]:
+               ) -> tuple[dict[str, int], Run | None, list[tuple[str, str]], set[str]]:
     """The named dims that meet exactly one fixed size where torch needs equal sizes, with that size;
-    the report of that run (at the first markers, loop counts 1: the base run when none met); the
+    that run (at the first markers, loop counts 1: the base run when none met); the
     pairs of names that meet each other and nothing else (two names for one size); and the names that
     meet more than one fixed size."""
     marks = {d: _MULT * p for d, p in zip(dims, _PRIMES_A)}
     met: dict[int, set[int]] = {m: set() for m in marks.values()}
     run = rebuild(replace(settings, dims=settings.dims + tuple({**marks, **{s: 1 for s in loops}}.items())), met)
-    if run is None or run[0].cut_short:
+    if run is None or run.graph.cut_short:
         return {}, None, [], set()
     by_mark = {m: d for d, m in marks.items()}
     # a size within a few of the marker is the marker's own (a causal conv's padding: seq_len + 1), not a
     # fixed size it meets (mamba2's seq_len was fixed at 2497)
     fixed = {m: {v for v in met[m] if abs(v - m) > _NEAR_MARKER and v not in by_mark} for m in marks.values()}
     same = [(d, by_mark[v]) for d, m in marks.items() if not fixed[m] for v in met[m] if v in by_mark]
-    return ({d: v for d, m in marks.items() if len(fixed[m]) == 1 for v in fixed[m]}, run[1], same,
+    return ({d: v for d, m in marks.items() if len(fixed[m]) == 1 for v in fixed[m]}, run, same,
             {d for d, m in marks.items() if len(fixed[m]) > 1})
 
 
@@ -441,9 +460,9 @@ def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, l
 
     def at(marks: dict[str, int], counts: dict[str, int]) -> FunctionReport | None:
         run = rebuild(replace(settings, dims=settings.dims + tuple({**marks, **counts}.items())))
-        if run is None or run[0].cut_short:
+        if run is None or run.graph.cut_short:
             return None
-        return run[1]
+        return run.report
 
     ones = {s: 1 for s in loops}
     base = base or at(marks_a, ones)
