@@ -103,14 +103,14 @@ def _value(rep: FunctionReport, mode: str, field: str) -> int | None:
     return v if isinstance(v, int) else None
 
 
-def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settings, rebuild: Rebuild,
-                    met_done: bool = False) -> FunctionReport:
+def symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settings, rebuild: Rebuild
+                    ) -> FunctionReport:
     """The report of `fg`, with figures as expressions in the loop symbols left unknown by `settings`
     (and bytes as a polynomial in the named dims of its inputs). FLOPs and modelled times are not fitted
     as formulas: where a size or loop count stays unknown they are unknown (None), never the figures of
     a run at marker sizes or of a loop counted once."""
     exact: list[FunctionReport] = []
-    out = _symbolic_report(fg, report, settings, rebuild, met_done, exact)
+    out = _symbolic_report(fg, report, settings, rebuild, exact)
     fixed = settings.dim_map
     open_syms = [s for s in fg.loop_symbols if s not in fixed]
     open_dims = [s for s in fg.shape_symbols if s not in fixed]
@@ -129,14 +129,16 @@ def _unknown_costs(rep: FunctionReport) -> None:
 
 
 def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settings, rebuild: Rebuild,
-                     met_done: bool, exact: list[FunctionReport]) -> FunctionReport:
-    """symbolic_report's work; `exact` gets a report rerun with every size and count known."""
+                     exact: list[FunctionReport]) -> FunctionReport:
+    """symbolic_report's work; `exact` gets a report rerun with every size and count known. With named
+    dims, each step watches its first run (the met run, which is the base run when nothing is met) and
+    recurses with what it learnt (a size fixed, a name split or renamed) until nothing new is met."""
     fixed = settings.dim_map
     syms = [s for s in fg.loop_symbols if s not in fixed][:MAX_SYMBOLS]
     dims = [s for s in fg.shape_symbols if s not in fixed and s not in syms][:len(_PRIMES_A)]
     if dims and unsized_use(fg):
         dims = []  # an input of unknown rank reaches an op: its bytes stay unknown whatever the names are
-    if dims and not met_done:
+    if dims:
         sizes, first, same, clash = _met_sizes(settings, rebuild, syms, dims)
         if first is None:
             return report
@@ -149,12 +151,12 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
                 return report
             again, new = split
             fg2 = replace(fg, shape_symbols=[d for d in fg.shape_symbols if d not in clash] + new)
-            return _symbolic_report(fg2, report, again, rebuild, False, exact)
+            return _symbolic_report(fg2, report, again, rebuild, exact)
         renamed, gone = _renamed(settings, same)
         if gone:
             # an assumed name that must equal a name of the code (C and hidden_size): the code's name
             fg2 = replace(fg, shape_symbols=[d for d in fg.shape_symbols if d not in gone])
-            return _symbolic_report(fg2, report, renamed, rebuild, False, exact)
+            return _symbolic_report(fg2, report, renamed, rebuild, exact)
         if sizes:
             # a named dim that meets a fixed size (a Linear's width) is that size: analyze with it given
             again = replace(settings, dims=settings.dims + tuple(sizes.items()))
@@ -165,15 +167,13 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
                 out = replace(run.report, kernel_lists=None)
                 exact.append(out)
             else:
-                out = _symbolic_report(fg, report, again, rebuild, False, exact)  # its met run is its base run
+                out = _symbolic_report(fg, report, again, rebuild, exact)
             said = ", ".join(f"{d} = {v}" for d, v in sizes.items())
             out.assumptions = list(out.assumptions) + [
                 f"{said}: the size {'it meets' if len(sizes) == 1 else 'each meets'} in the code (a weight's width, "
                 "a broadcast), found by a run with the sizes unknown"]
             return out
         return shape_report(report, settings, rebuild, syms, dims, first.report)
-    if dims:
-        return shape_report(report, settings, rebuild, syms, dims)
     if not syms:
         return report
 
@@ -450,9 +450,10 @@ def _renamed(settings: Settings, same: list[tuple[str, str]]) -> tuple[Settings,
 
 
 def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, loops: list[str],
-                 dims: list[str], base: FunctionReport | None = None) -> FunctionReport:
+                 dims: list[str], base: FunctionReport) -> FunctionReport:
     """Figures for a function whose inputs have named dims (and maybe loop counts): counts as
-    a + b*n in the loop counts, bytes as a polynomial in the dims and loop counts (module docstring)."""
+    a + b*n in the loop counts, bytes as a polynomial in the dims and loop counts (module docstring).
+    `base`: the run at the first markers with loop counts 1 (_met_sizes' run)."""
     primes_a = dict(zip(dims, _PRIMES_A))
     primes_b = dict(zip(dims, _PRIMES_B))
     marks_a = {d: _MULT * p for d, p in primes_a.items()}
@@ -465,9 +466,6 @@ def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, l
         return run.report
 
     ones = {s: 1 for s in loops}
-    base = base or at(marks_a, ones)
-    if base is None:
-        return report
     if byte_poly(base, "eager", primes_a) is None and byte_poly(base, "compiled", primes_a) is None:
         if not loops:  # no byte formula to check and no count to fit: the first analysis stands
             return report

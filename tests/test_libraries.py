@@ -144,7 +144,10 @@ def test_causal_mask_stub_makes_the_ops_of_transformers_own_code(tmp_path: Path)
     reads from transformers' masking_utils.py, in both modes: eager's packed-sequence check (one sync,
     then no mask: sdpa's is_causal), torch.compile's (B, 1, T, T) mask. The in-tree reading is the one
     the CPU oracle holds for llama (tests/test_verify_real_models.py)."""
+    from test_transformers_scoreboard import EXAMPLE, MODELS, STORE
     from test_verify_real_models import TRANSFORMERS, _install
+
+    from kpredict.verify.recorded import torch_version
 
     site = _install(TRANSFORMERS)
     own = site / "transformers" / "models" / "llama"
@@ -153,13 +156,13 @@ def test_causal_mask_stub_makes_the_ops_of_transformers_own_code(tmp_path: Path)
     for name in ("modeling_llama.py", "configuration_llama.py", "__init__.py"):
         (part / name).write_text((own / name).read_text())
     (tmp_path / "transformers" / "models" / "__init__.py").write_text("")
-    q = "LlamaModel.forward"
-    init = ("config=LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, "
-            "num_attention_heads=4, use_cache=False, num_key_value_heads=2)")
+    llama = MODELS["llama"]  # the scoreboard's command: its figures are what the CPU oracle measured
+    q, init = f"{llama.model}.forward", f"config={llama.config}({llama.keywords})"
+    measured = STORE["measured"][f"llama|{torch_version()}|cpu"]
 
     def mask_ops(path: Path) -> tuple[list[tuple], tuple]:
         fn = analyze_file(path, Settings(target="cpu"), only=q, inits={q: init},
-                          examples={q: "input_ids=randint(0, 128, (1, 16))"}).functions[0]
+                          examples={q: EXAMPLE}).functions[0]
         line = next(o.span.line for o in fn.graph.ops if "mask" in "".join(o.via))
         return ([(o.name, o.category, o.only, [fn.graph.values[i].meta.shape for i in o.inputs])
                  for o in fn.graph.ops if o.span is not None and o.span.line == line],
@@ -167,8 +170,9 @@ def test_causal_mask_stub_makes_the_ops_of_transformers_own_code(tmp_path: Path)
 
     (stub, stub_figures), (read, read_figures) = mask_ops(part / "modeling_llama.py"), mask_ops(own / "modeling_llama.py")
     assert stub == read
-    # the whole model too (the config base's rope defaults, HFPreTrainedConfig.__post_init__, included):
-    # 91 eager kernels and 31 compiled, the CPU oracle's figures for this command
-    assert stub_figures == read_figures and stub_figures[0] == 91 and stub_figures[2] == 31, (stub_figures, read_figures)
+    # the whole model too (the config base's rope defaults, HFPreTrainedConfig.__post_init__, included),
+    # at the CPU oracle's figures for this command (benchmarks/transformers_scoreboard.json)
+    assert stub_figures == read_figures, (stub_figures, read_figures)
+    assert (stub_figures[0], stub_figures[2]) == (measured["eager"], measured["compiled"]), (stub_figures, measured)
     assert [o[0] for o in stub if o[2] == "eager"][-1] == "is_nonzero"  # eager: one host check, no mask
     assert any(o[0] == "expand" and o[2] == "compiled" for o in stub)  # compiled: the mask is built

@@ -696,7 +696,7 @@ class Interpreter(ObjectModel):
             kind = P.annotated_tensor(p, fdef)
             dtype = kind.dtype if kind is not None else "float32"
             self.assume(f"{p.arg}: tensor of unknown shape, float32 (its default is None)" if dtype == "float32"
-                        else f"{p.arg}: {dtype} tensor of unknown shape ({self.kind_why(p, kind)}; "
+                        else f"{p.arg}: {dtype} tensor of unknown shape ({P.dtype_source(p, kind)}; "
                         "its default is None)", force=True)
             return self.input_tensor(p, dtype, frame, fdef, describe)
         return v
@@ -1036,13 +1036,6 @@ class Interpreter(ObjectModel):
                 a, b = self.ev(e.left, frame), self.ev(e.comparators[0], frame)
                 if isinstance(a, Py) and isinstance(b, Py) and type(a.value) is int and type(b.value) is int:
                     S.meet(a.value, b.value)
-
-    @staticmethod
-    def kind_why(p: ast.arg, kind: P.Kind | None) -> str:
-        """Where a defaulted input's dtype comes from: its annotation as written, or its name or use."""
-        if kind is None or kind.why.startswith("annotation"):
-            return f"annotation {node_text(p.annotation)}"
-        return kind.why
 
     def unknown_choice(self, took: object, other: object, e: ast.IfExp, frame: Frame) -> None:
         """`A(...) if cond else B(...)` with cond not known while a model is built: the two sides

@@ -154,11 +154,11 @@ def annotated_tensor(p: ast.arg, fdef: ast.FunctionDef | ast.AsyncFunctionDef | 
     """A tensor-annotated parameter's kind (None without a tensor annotation). A plain `Tensor`
     names no dtype: its name or use decides as for an untyped one (`input_ids: torch.Tensor | None`,
     fed to an embedding: int64; CLIP's text model was a float32 tensor of unknown shape), else float32."""
-    kind, _ = annotation_kind(p.annotation)
-    if kind is None or kind.what != "tensor":
-        return None
     ann, _ = _unwrapped(p.annotation)
-    if ann is not None and _last_name(ann) == "Tensor" and fdef is not None:
+    kind, _ = annotation_kind(ann)
+    if ann is None or kind is None or kind.what != "tensor":
+        return None
+    if _last_name(ann) == "Tensor" and fdef is not None:
         use = use_kind(fdef, p.arg)
         # "fed to self.patch_embeddings" is no evidence for an annotated tensor (pixel_values of a conv
         # patch embedding, FocalNet): only an index use or an index's name is
@@ -166,6 +166,12 @@ def annotated_tensor(p: ast.arg, fdef: ast.FunctionDef | ast.AsyncFunctionDef | 
                 not use.why.startswith("fed to") or _INDEX_NAME.search(p.arg) is not None):
             return use
     return kind
+
+
+def dtype_source(p: ast.arg, kind: Kind) -> str:
+    """Where an annotated input's dtype comes from, for its assumption: the annotation as written, or
+    the name or use that made a plain `Tensor` int64."""
+    return f"annotation {node_text(p.annotation)}" if kind.why.startswith("annotation") else kind.why
 
 
 _INDEX_METHODS = {"gather": 1, "index_select": 1, "scatter": 1, "scatter_add": 1, "index_add": 1,
