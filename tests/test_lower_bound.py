@@ -228,3 +228,63 @@ def test_indexing_none_is_not_understood() -> None:
            "    return x * (1.0 / base ** torch.arange(0, 8, 2).float())\n")
     fn = analyze_source(src, "none.py", Settings(target="cpu")).functions[0]
     assert fn.lower_bound and any("indexes None" in u.name and u.line == 4 for u in fn.unknown), fn.unknown
+
+
+LOOPS = """import torch
+
+
+# kpredict: example x=randn(8)
+def forever(x):
+    while True:
+        x = x * 0.5
+    return x
+
+
+# kpredict: example x=randn(8)
+def until_small(x):
+    while True:
+        x = x * 0.5
+        if x.abs().max() < 1e-3:
+            break
+    return x
+
+
+# kpredict: example x=randn(8)
+def at_most_ten(x):
+    for i in range(10):
+        x = x * 0.5
+        if x.abs().max() < 1e-3:
+            break
+    return x
+
+
+# kpredict: example x=randn(8)
+def counted(x, n: int = 3):
+    while n:
+        x = x * 0.5
+        n -= 1
+    return x
+"""
+
+
+def test_a_while_loop_only_an_exception_ends_is_a_lower_bound() -> None:
+    """`while True:` with nothing that leaves it: the body once, a lower bound, not 4,096 passes
+    counted as a fact (and not seconds of interpreting them)."""
+    fn = _fn(LOOPS, "forever")
+    assert fn.eager.kernels == 1
+    _assert_lower_bound(fn, 6, "while-loop whose test never changes")
+
+
+def test_a_break_on_data_ends_an_endless_loop_at_a_lower_bound_and_a_counted_one_at_its_end() -> None:
+    """A data-dependent `break`: a loop only that break ends is counted to its first pass, a lower
+    bound (it was taken silently as the whole count); a loop of 10 runs its 10 passes, an upper
+    bound that is said."""
+    small = _fn(LOOPS, "until_small")
+    assert small.eager.kernels == 4  # mul, abs, max, lt: one pass
+    _assert_lower_bound(small, 15, "loop left by a test on data")
+    ten = _fn(LOOPS, "at_most_ten")
+    assert ten.eager.kernels == 40 and not ten.lower_bound
+    assert any("line 24: whether the loop is left here is not known" in a and "upper bound" in a
+               for a in ten.assumptions)
+    n = _fn(LOOPS, "counted")  # a test that changes: followed to its end, exactly
+    assert n.eager.kernels == 3 and not n.lower_bound

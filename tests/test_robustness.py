@@ -734,8 +734,10 @@ def programs(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
+# derandomize: the same 200 programs every run, so the suite's time and outcome do not rest on a draw
+# (random draws took 36 to 411 s, and one drew a program that filled memory and killed its worker)
 @hsettings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None,
-           phases=BOUNDED)
+           phases=BOUNDED, derandomize=True)
 @given(programs(), st.sampled_from(["cuda", "cpu"]), st.sampled_from(["eval", "train"]))
 def test_generated_torch_programs_never_raise(src: str, target: str, mode: str) -> None:
     with warnings.catch_warnings():
@@ -747,18 +749,42 @@ def test_generated_torch_programs_never_raise(src: str, target: str, mode: str) 
 
 
 @hsettings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None,
-           phases=BOUNDED)
+           phases=BOUNDED, derandomize=True)
 @given(st.binary(max_size=400))
 def test_arbitrary_bytes_never_raise(data: bytes) -> None:
     r = analyze_source(data, "bytes.py", Settings(all_files=True))  # interpreted even without torch
     assert isinstance(r, FileReport)
 
 
+# Python values the analysis computes that once ran for hours or filled the machine's memory (the
+# worker running the generated programs above was killed so): each is left unknown, the tensor work
+# around it still counted
+HUGE_VALUES = ["sum(range(1 << 40))", "max(range(1 << 40))", "set(range(1 << 34))", "frozenset(range(1 << 34))",
+               "sorted(range(1 << 34), reverse=True)", "math.factorial(1 << 40)", "n ** 64 ** 64"]
+
+
+@pytest.mark.parametrize("expr", HUGE_VALUES)
+def test_huge_python_values_are_not_computed(expr: str) -> None:
+    src = f"import math\nimport torch\n\n\ndef f(x: torch.Tensor, n: int = 3):\n    k = {expr}\n    return x + 1\n"
+    (fn,) = analyze_source(src, "huge.py", Settings()).functions
+    assert fn.eager.kernels == 1
+
+
+def test_an_int_squared_in_an_endless_loop_stays_small() -> None:
+    """`n *= n` 4,096 times doubles n's width each pass: an int of 2**4096 bits before any error."""
+    src = ("import torch\n\n\ndef f(x: torch.Tensor, n: int = 3, k: int = 7):\n    while k:\n"
+           "        n *= n\n        x = x + 1\n        if n < 0:\n            break\n    return x\n")
+    (fn,) = analyze_source(src, "square.py", Settings(max_unroll=4096)).functions
+    # n is left unknown once it passes 2**16 bits (pass 16), so `n < 0` may leave the loop there on:
+    # a lower bound
+    assert fn.eager.kernels == 16 and fn.lower_bound
+
+
 def test_hypothesmith_programs_never_raise() -> None:
     hypothesmith = pytest.importorskip("hypothesmith")
 
     @hsettings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None,
-               phases=BOUNDED)
+               phases=BOUNDED, derandomize=True)
     @given(hypothesmith.from_node())
     def check(src: str) -> None:
         r = analyze_source(src, "gen.py", Settings(all_files=True))  # interpreted even without torch

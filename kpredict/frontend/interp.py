@@ -20,6 +20,7 @@ from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
 from kpredict.frontend import concrete as C
 from kpredict.frontend import params as P
+from kpredict.frontend import loops as LOOPS
 from kpredict.frontend.frame import (
     MAX_ITEMS, MAX_OPS, Frame, _Break, _Budget, _Continue, _Idle, _Raise, _Return, _span, py,
 )
@@ -444,6 +445,34 @@ def _repeat_too_big(a: object, b: object) -> bool:
     return len(a) * b > MAX_ITEMS * 10
 
 
+MAX_INT_BITS = 1 << 16  # a Python int computed no larger: no size or count comes near it
+
+
+def _int_too_big(op: type, a: object, b: object) -> bool:
+    """Would `a * b` or `a ** b` of ints be wider than MAX_INT_BITS? (`n *= n` in a loop that runs
+    4,096 times doubles the width each pass: gigabytes and minutes of CPU before any error.)"""
+    if not (isinstance(a, int) and isinstance(b, int)):
+        return False
+    if op is ast.Mult:
+        return a.bit_length() + b.bit_length() > MAX_INT_BITS
+    if op is ast.Pow:
+        return b > 0 and a.bit_length() * b > MAX_INT_BITS
+    return False
+
+
+def _too_long(vals: list[object]) -> bool:
+    """Does an argument hold more than MAX_ITEMS items? `sum(range(1 << 40))` ran for hours and
+    `set(range(1 << 34))` filled 24 GB before being killed, taking a test worker with it."""
+    for v in vals:
+        if isinstance(v, (range, list, tuple, str, bytes, set, frozenset, dict)):
+            try:
+                if len(v) > MAX_ITEMS:
+                    return True
+            except OverflowError:  # len(range(2 ** 70))
+                return True
+    return False
+
+
 def _concat_too_big(a: object, b: object) -> bool:
     """Would `a + b` build a sequence of more than MAX_ITEMS * 10 items? (`s += s` in a loop doubles
     it each time: a generated program reached 24 GB before this check.)"""
@@ -466,6 +495,10 @@ class Interpreter(ObjectModel):
         self.evaluating: set[tuple[str | None, str]] = set()  # module constants being evaluated (lookup)
         self.graph = 0
         self.stack: list[str] = []
+        # the loops being run, innermost last: "open" (a `while` whose test cannot change: only a
+        # `break` ends it), "counted" (items or a test known at each pass), "once" (the count is not
+        # known: the body is counted once); exec_if reads it at a `break` that rests on data
+        self.loops: list[str] = []
         self.recording = True
         self.compiled_funcs: set[str] = set()
         self.region: int | None = None  # id of the torch.compile'd call being interpreted, if any
@@ -1001,8 +1034,20 @@ class Interpreter(ObjectModel):
         weight = [sum(1 for o in r[0] if o.category not in ("view", "alloc", "noop")) for r in results]
         raised = [isinstance(r[5], _Raise) for r in results]
         pick = 0 if weight[0] >= weight[1] else 1
+        leaving = [isinstance(r[5], _Break) for r in results]
+        line = getattr(self.anchor or s, 'lineno', 0)
         if raised[0] != raised[1]:
             pick = 1 if raised[0] else 0  # the branch that fails is not what a working call runs
+        elif leaving[0] != leaving[1] and self.loops and self.loops[-1] != "once":
+            # a `break` that rests on data: a loop with a known count runs to its end (an upper
+            # bound, as for any branch); one that only a break ends is counted to here, a lower bound
+            if self.loops[-1] == "open":
+                pick = 0 if leaving[0] else 1
+                self.unknown(s, "loop left by a test on data: counted as left at its first pass")
+            else:
+                pick = 1 if leaving[0] else 0
+                self.assume(f"line {line}: whether the loop is left here is not known statically; the figures "
+                            "run it to its end, an upper bound")
         elif weight[0] != weight[1]:
             self.assume(f"line {getattr(self.anchor or s, 'lineno', 0)}: condition not known statically; the figures take the "
                         f"{'if' if pick == 0 else 'else'} branch, an upper bound")
@@ -1108,12 +1153,15 @@ class Interpreter(ObjectModel):
         # `for y in map(f, xs)`: each f(x) runs just before the body that takes it
         items: Iterable[object] | None = self.lazy_map(s.iter, frame)
         building_at: int | None = None  # while building, a count not known: objects built before the body
+        once = False  # the count is not known: the body is counted once
         cut = ""  # a loop longer than max_unroll: what was left out
         if items is None:
             it = self.ev(s.iter, frame)
             items = self.iterate(it, s.iter)
+            once = items is None
             if self.frozen_loop(s, it, items, "loop", s.lineno):
                 items = [Opaque("loop item") if not isinstance(it, TensorRef) else self.unary_view(it, "select", None)]
+                once = True
             if items is None:
                 if self.recording:
                     self.assume(f"line {s.lineno}: loop count not known statically; the body is counted once")
@@ -1125,6 +1173,14 @@ class Interpreter(ObjectModel):
                             f"{self.settings.max_unroll}")
                 cut = f"loop of {len(items)} iterations counted for the first {self.settings.max_unroll}"
                 items = items[: self.settings.max_unroll]
+        self.loops.append("once" if once else "counted")
+        try:
+            self.run_for(s, frame, items, building_at, cut)
+        finally:
+            self.loops.pop()
+
+    def run_for(self, s: ast.For | ast.AsyncFor, frame: Frame, items: Iterable[object], building_at: int | None,
+                cut: str) -> None:
         idle, mark = 0, self.activity()
         ops_before = len(self.fg.ops)
         for item in items:
@@ -1269,8 +1325,36 @@ class Interpreter(ObjectModel):
         now = self.activity()
         return (idle + 1, mark) if now == mark else (0, now)
 
+    def fixed_test(self, s: ast.While, frame: Frame) -> bool:
+        """Whether the loop's test keeps its value: it reads only constants and names that the body
+        never rebinds, each holding an immutable value (loops.py says why this matters)."""
+        roots = LOOPS.test_roots(s.test)
+        if roots is None:
+            return False
+        names = {r.id for r in roots if isinstance(r, ast.Name)}
+        names |= {b.id for r in roots for b in ast.walk(r) if isinstance(b, ast.Name)}
+        if LOOPS.rebound(s.body, names):
+            return False
+        for r in roots:
+            v = self.ev(r, frame)
+            if isinstance(v, Py):
+                if not isinstance(v.value, (bool, int, float, complex, str, bytes, type(None))):
+                    return False
+            elif not (isinstance(v, ModRef) or (isinstance(v, (ClassRef, FuncRef)) and isinstance(r, ast.Name))):
+                return False
+        return True
+
     def exec_while(self, s: ast.While, frame: Frame) -> None:
+        fixed = self.fixed_test(s, frame)
+        self.loops.append("open" if fixed else "counted")
+        try:
+            self.run_while(s, frame, fixed)
+        finally:
+            self.loops.pop()
+
+    def run_while(self, s: ast.While, frame: Frame, fixed: bool) -> None:
         idle, mark = 0, self.activity()
+        forever = fixed and not LOOPS.leaves(s.body)
         for n in range(self.settings.max_unroll if self.recording else MAX_WHILE_BUILDING):
             if n == MAX_WHILE_BUILDING:
                 self.unlike_building = True
@@ -1290,6 +1374,15 @@ class Interpreter(ObjectModel):
             except _Continue:
                 pass
             if cond is None:
+                return
+            if forever:
+                # nothing changes the test and nothing leaves: only an exception ends it (a `next()`
+                # past a data loader's end); its count is not known, the figures are a lower bound
+                note = "while-loop whose test never changes and that nothing in it leaves: the body counted once"
+                if self.recording:
+                    self.unknown(s, note)
+                else:
+                    self.assume(f"line {s.lineno}: {note}", force=True)
                 return
         # ran out of iterations without leaving (an exit only through an exception or a branch whose
         # condition is not known): say so, as a for-loop over too many items does
@@ -1864,6 +1957,9 @@ class Interpreter(ObjectModel):
             fn = _MATH.get(dotted[len("math."):])
             vals = [py(a, _MISSING) for a in args]
             if fn is not None and not kwargs and all(isinstance(v, (int, float)) for v in vals):
+                if dotted in ("math.factorial", "math.comb", "math.prod") and any(
+                        isinstance(v, int) and v.bit_length() > 16 for v in vals):
+                    return Opaque(dotted)  # math.factorial(2**40): minutes and gigabytes of digits
                 try:
                     return Py(fn(*vals))  # widths and depths of a builder: int(math.ceil(n * depth_mult))
                 except (ValueError, TypeError, OverflowError, ZeroDivisionError):
@@ -1940,6 +2036,8 @@ class Interpreter(ObjectModel):
             if len(syms) == 1 and all(isinstance(a, Sym) or isinstance(v, int) for a, v in zip(args, vals)):
                 return SymRange(syms[0].name)  # a trip count named by a symbol: figures become a + b*name
             return Opaque("range")
+        if allpy and name in ("set", "frozenset", "sorted", "max", "min", "sum") and _too_long(vals):
+            return Opaque(name)
         if name in ("set", "frozenset") and allpy and len(vals) == 1:
             try:  # len(set(block_widths)): torchvision's regnet counts its stages so
                 return Py({"set": set, "frozenset": frozenset}[name](vals[0]))  # type: ignore[call-overload]
@@ -2139,6 +2237,8 @@ class Interpreter(ObjectModel):
                         return Opaque("pow")
                     if op is ast.Mult and _repeat_too_big(a.value, b.value):
                         return Opaque("mul")  # b"nyan" * (1 << 30) in a big-memory test: 4 GB
+                    if _int_too_big(op, a.value, b.value):
+                        return Opaque("int")
                     if op is ast.Add and _concat_too_big(a.value, b.value):
                         return Opaque("add")
                     if op is ast.LShift and isinstance(b.value, int) and b.value > 4096:

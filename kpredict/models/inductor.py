@@ -181,8 +181,11 @@ def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
 
 
 class Scheduler:
-    def __init__(self, fg: FunctionGraph, target: str, conf: dict, ready: bool = False) -> None:
-        """ready: fg is already `prepared`."""
+    def __init__(self, fg: FunctionGraph, target: str, conf: dict, ready: bool = False,
+                 stmap: dict[int, int] | None = None) -> None:
+        """ready: fg is already `prepared`; stmap: value id -> storage for fg.values, when the caller
+        has it (module_kernels schedules thousands of segments of one graph)."""
+        given = fg.values
         if not ready:
             fg = prepared(fg, conf)
         self.fg = fg
@@ -190,7 +193,9 @@ class Scheduler:
         self.conf = conf
         self.ops = {op.oid: op for op in fg.ops}
         self._gids = itertools.count()
-        self._stmap = stmap = {vid: v.storage for vid, v in fg.values.items()}  # value id -> storage
+        if stmap is None or fg.values is not given:  # preparing made values of its own
+            stmap = {vid: v.storage for vid, v in fg.values.items()}
+        self._stmap = stmap  # value id -> storage
         # per op, the storages it reads and writes: every pass below walks these, millions of times
         # (map with two iterables is stmap.get(v, v) without a Python frame per value)
         get = stmap.get
@@ -1064,6 +1069,14 @@ def module_kernels(fg: FunctionGraph, target: str, conf: dict,
     function that Dynamo runs outside its graphs (EAGER_REGION) run eagerly the same way."""
     out: list[Kernel] = []
     segments: list[list[Op]] = []
+    stmap = {vid: v.storage for vid, v in fg.values.items()}
+    # per storage, how many ops read it: one a segment does not read all of is read outside it (worked
+    # out per segment over every op, 12,288 segments of a fuzzed program cost 230 s)
+    readers: dict[int, int] = {}
+    for op in fg.ops:
+        for st in {stmap[v] for v in op.inputs if v in stmap}:
+            readers[st] = readers.get(st, 0) + 1
+    returned = {stmap[r] for r in fg.returns if r in stmap}
     for op in fg.ops:
         if segments and segments[-1][0].region == op.region:
             segments[-1].append(op)
@@ -1074,14 +1087,18 @@ def module_kernels(fg: FunctionGraph, target: str, conf: dict,
         if not traced(seg[0]):
             out.extend(outside_graph_kernels(replace(fg, ops=seg), target))
             continue
-        inside = {op.oid for op in seg}
-        read_after = {fg.values[v].storage for op in fg.ops if op.oid not in inside for v in op.inputs if v in fg.values}
-        returns = [v for op in seg for v in op.outputs
-                   if v in fg.values and fg.values[v].storage in (read_after | {fg.values[r].storage for r in fg.returns})]
+        own: dict[int, int] = {}
+        for op in seg:
+            for st in {stmap[v] for v in op.inputs if v in stmap}:
+                own[st] = own.get(st, 0) + 1
+        def kept(st: int) -> bool:
+            return st in returned or readers.get(st, 0) > own.get(st, 0)
+        returns = [v for op in seg for v in op.outputs if v in stmap and kept(stmap[v])]
         returns += fg.region_returns.get(region, [])
         produced = {v for op in seg for v in op.outputs}
         inputs = sorted({v for op in seg for v in op.inputs if v not in produced})
-        out.extend(Scheduler(replace(fg, ops=seg, returns=returns, inputs=inputs), target, conf).schedule())
+        out.extend(Scheduler(replace(fg, ops=seg, returns=returns, inputs=inputs), target, conf,
+                             stmap=stmap).schedule())
     return out
 
 
