@@ -734,12 +734,29 @@ def programs(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
+def test_generated_torch_programs_never_raise() -> None:
+    """_generated_programs_check in a fresh interpreter, under an 8 GB address-space limit and a time
+    limit. In the suite's workers (pytest -n 2, after some 600 other tests) this check grew to 14 GB
+    and the worker was killed, twice on this machine and once in CI, while the same 200 programs in a
+    process of their own take 13 to 18 s and 300 MB (10 hash seeds tried): state left by earlier tests
+    reaches the analysis, not yet found. Run apart, the check is what it says and a failure prints the
+    program instead of killing a worker."""
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30)); "
+            f"sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+            "import test_robustness as t; t._generated_programs_check()")
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the 200 generated programs took more than 900 s")
+    assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
+
+
 # derandomize: the same 200 programs every run, so the suite's time and outcome do not rest on a draw
 # (random draws took 36 to 411 s, and one drew a program that filled memory and killed its worker)
 @hsettings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None,
            phases=BOUNDED, derandomize=True)
 @given(programs(), st.sampled_from(["cuda", "cpu"]), st.sampled_from(["eval", "train"]))
-def test_generated_torch_programs_never_raise(src: str, target: str, mode: str) -> None:
+def _generated_programs_check(src: str, target: str, mode: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         compile(src, "<gen>", "exec")  # the generator makes valid Python only

@@ -145,11 +145,14 @@ def library_name(importer: str, dotted: str, known: Callable[[str], bool]) -> st
     return None
 
 
-@lru_cache(maxsize=1024)
 def module_dotted(path: str) -> str:
     """The dotted module name of a file of the tree, from the folder that holds its top-level package:
     .../site/transformers/modeling_utils.py -> transformers.modeling_utils."""
-    path = os.path.abspath(path)
+    return _module_dotted(os.path.abspath(path))  # cached by the absolute path: a relative one moves with cwd
+
+
+@lru_cache(maxsize=1024)
+def _module_dotted(path: str) -> str:
     rel = os.path.relpath(os.path.splitext(path)[0], package_root(os.path.dirname(path)))
     parts = [p for p in rel.split(os.sep) if p and p != "."]
     if parts and parts[-1] == "__init__":
