@@ -137,6 +137,41 @@ def test_an_activation_key_not_known_is_taken_as_gelu_and_says_so() -> None:
     assert fn.unknown == [] and (fn.eager.kernels, fn.compiled.kernels) == (ref.eager.kernels, ref.compiled.kernels)
 
 
+def _mask_stub_and_reading(tmp_path: Path, name: str, builder: str, example: str | None = None
+                           ) -> tuple[list[tuple], tuple, list[tuple], tuple, dict]:
+    """The scoreboard model `name` analyzed twice with the scoreboard's own command (or `example`): from
+    a tree holding only its model files (the mask builder `builder` is then rules/libraries.toml's stub)
+    and from transformers' installed package (read from masking_utils.py). Returns, for each, the ops
+    of the line that calls the builder (none when it makes none) and the figures, and what the CPU
+    oracle measured for the scoreboard's command."""
+    from test_transformers_scoreboard import EXAMPLE, MODELS, STORE
+    from test_verify_real_models import TRANSFORMERS, _install
+
+    from kpredict.verify.recorded import torch_version
+
+    site = _install(TRANSFORMERS)
+    own = site / "transformers" / "models" / name
+    part = tmp_path / "transformers" / "models" / name
+    part.mkdir(parents=True)
+    for f in (f"modeling_{name}.py", f"configuration_{name}.py", "__init__.py"):
+        (part / f).write_text((own / f).read_text())
+    (tmp_path / "transformers" / "models" / "__init__.py").write_text("")
+    m = MODELS[name]  # the scoreboard's command: its figures are what the CPU oracle measured
+    q, init = f"{m.model}.forward", f"config={m.config}({m.keywords})"
+
+    def mask_ops(path: Path) -> tuple[list[tuple], tuple]:
+        fn = analyze_file(path, Settings(target="cpu"), only=q, inits={q: init},
+                          examples={q: example or EXAMPLE}).functions[0]
+        line = next((o.span.line for o in fn.graph.ops if builder in "".join(o.via)), -1)
+        return ([(o.name, o.category, o.only, [fn.graph.values[i].meta.shape for i in o.inputs])
+                 for o in fn.graph.ops if o.span is not None and o.span.line == line],
+                (fn.eager.kernels, fn.eager.bytes, fn.compiled.kernels, fn.lower_bound))
+
+    stub, stub_figures = mask_ops(part / f"modeling_{name}.py")
+    read, read_figures = mask_ops(own / f"modeling_{name}.py")
+    return stub, stub_figures, read, read_figures, STORE["measured"][f"{name}|{torch_version()}|cpu"]
+
+
 @pytest.mark.oracle
 def test_causal_mask_stub_makes_the_ops_of_transformers_own_code(tmp_path: Path) -> None:
     """rules/libraries.toml's create_causal_mask, used when transformers' own files are not in the tree (a
@@ -144,31 +179,7 @@ def test_causal_mask_stub_makes_the_ops_of_transformers_own_code(tmp_path: Path)
     reads from transformers' masking_utils.py, in both modes: eager's packed-sequence check (one sync,
     then no mask: sdpa's is_causal), torch.compile's (B, 1, T, T) mask. The in-tree reading is the one
     the CPU oracle holds for llama (tests/test_verify_real_models.py)."""
-    from test_transformers_scoreboard import EXAMPLE, MODELS, STORE
-    from test_verify_real_models import TRANSFORMERS, _install
-
-    from kpredict.verify.recorded import torch_version
-
-    site = _install(TRANSFORMERS)
-    own = site / "transformers" / "models" / "llama"
-    part = tmp_path / "transformers" / "models" / "llama"
-    part.mkdir(parents=True)
-    for name in ("modeling_llama.py", "configuration_llama.py", "__init__.py"):
-        (part / name).write_text((own / name).read_text())
-    (tmp_path / "transformers" / "models" / "__init__.py").write_text("")
-    llama = MODELS["llama"]  # the scoreboard's command: its figures are what the CPU oracle measured
-    q, init = f"{llama.model}.forward", f"config={llama.config}({llama.keywords})"
-    measured = STORE["measured"][f"llama|{torch_version()}|cpu"]
-
-    def mask_ops(path: Path) -> tuple[list[tuple], tuple]:
-        fn = analyze_file(path, Settings(target="cpu"), only=q, inits={q: init},
-                          examples={q: EXAMPLE}).functions[0]
-        line = next(o.span.line for o in fn.graph.ops if "mask" in "".join(o.via))
-        return ([(o.name, o.category, o.only, [fn.graph.values[i].meta.shape for i in o.inputs])
-                 for o in fn.graph.ops if o.span is not None and o.span.line == line],
-                (fn.eager.kernels, fn.eager.bytes, fn.compiled.kernels, fn.lower_bound))
-
-    (stub, stub_figures), (read, read_figures) = mask_ops(part / "modeling_llama.py"), mask_ops(own / "modeling_llama.py")
+    stub, stub_figures, read, read_figures, measured = _mask_stub_and_reading(tmp_path, "llama", "mask")
     assert stub == read
     # the whole model too (the config base's rope defaults, HFPreTrainedConfig.__post_init__, included),
     # at the CPU oracle's figures for this command (benchmarks/transformers_scoreboard.json)
@@ -176,3 +187,25 @@ def test_causal_mask_stub_makes_the_ops_of_transformers_own_code(tmp_path: Path)
     assert (stub_figures[0], stub_figures[2]) == (measured["eager"], measured["compiled"]), (stub_figures, measured)
     assert [o[0] for o in stub if o[2] == "eager"][-1] == "is_nonzero"  # eager: one host check, no mask
     assert any(o[0] == "expand" and o[2] == "compiled" for o in stub)  # compiled: the mask is built
+
+
+@pytest.mark.oracle
+def test_bidirectional_mask_stub_makes_the_ops_of_transformers_own_code(tmp_path: Path) -> None:
+    """The same for create_bidirectional_mask (159 modeling files of transformers 5.25.0 call it: BERT
+    and its kin): with no padding mask it makes nothing in either mode (no bias: the figures the CPU
+    oracle measured); with one, eager checks it on the host and torch.compile builds the (B, 1, T, T)
+    mask of `q >= 0` and the padding, op for op as transformers' own code."""
+    stub, stub_figures, read, read_figures, measured = _mask_stub_and_reading(tmp_path, "bert", "bidirectional")
+    assert stub == read == []
+    assert stub_figures == read_figures, (stub_figures, read_figures)
+    assert (stub_figures[0], stub_figures[2]) == (measured["eager"], measured["compiled"]), (stub_figures, measured)
+    padded = "input_ids=randint(0, 128, (1, 16)), attention_mask=randint(0, 2, (1, 16))"
+    stub, stub_figures, read, read_figures, _ = _mask_stub_and_reading(tmp_path / "padded", "bert", "bidirectional",
+                                                                       padded)
+    # the mask torch.compile builds, op for op; eager's host check of the mask is one read in the stub
+    # and two in the reading, which returns the tested tensor from `not (...) and (mask is None or
+    # mask.all()) and (...)` and tests it again in the `if` (CPython does so only when it is false)
+    assert [o for o in stub if o[2] != "eager"] == [o for o in read if o[2] != "eager"]
+    assert [o[0] for o in stub if o[2] == "eager"] == ["all", "is_nonzero"]
+    assert stub_figures == read_figures, (stub_figures, read_figures)
+    assert any(o[0] == "expand" and o[2] == "compiled" for o in stub)

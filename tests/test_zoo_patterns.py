@@ -620,3 +620,15 @@ def run(x):
     f = analyze_source(src, "m.py", Settings(target="cpu"), only="run").functions[0]
     said = [a for a in f.assumptions if "while building the model" in a]
     assert len(said) == 1 and "comprehension length" in said[0], f.assumptions
+
+
+def test_len_of_a_shape_is_the_rank() -> None:
+    """`len(mask.shape) == 4` (transformers' mask builders return a 4D mask as it is) is the rank, known
+    with the shape. It was not known: the branch was guessed (the `if` taking the larger side, or, under
+    `and`, the early return taken silently: create_bidirectional_mask made no op for a 2D mask)."""
+    src = ("import torch\n\n\n# kpredict: example m=randint(0, 2, (2, 16))\ndef f(m):\n"
+           "    if m is not None and len(m.shape) == 4:\n        return m\n"
+           "    return m.to(dtype=torch.bool).all()\n")
+    (fn,) = analyze_source(src, "rank.py", Settings()).functions
+    assert [o.name for o in fn.graph.ops] == ["_to_copy", "all"]
+    assert not any("condition not known" in a for a in fn.assumptions)

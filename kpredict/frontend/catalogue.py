@@ -68,7 +68,11 @@ def variant_method(when: str) -> str:
 
 def module_source(name: str, entry: dict) -> str:
     init = entry.get("init", "")
-    lines = [f"class {name}:", f"    def __init__(self{', ' if init else ''}{init}):"]
+    lines = [f"class {name}:"]
+    # class-level defaults (a dataclass base's plain fields: what a subclass instance reads when its own
+    # __init__, made from its own fields, did not set them)
+    lines += [f"    {attr} = {expr}" for attr, expr in entry.get("class_attrs", {}).items()]
+    lines.append(f"    def __init__(self{', ' if init else ''}{init}):")
     sig = ast.parse(f"def _({init}): pass").body[0].args  # type: ignore[attr-defined]
     names = [a.arg for a in sig.posonlyargs + sig.args + sig.kwonlyargs]
     if sig.vararg:
@@ -81,7 +85,7 @@ def module_source(name: str, entry: dict) -> str:
         lines.append(f"        self.{attr} = {expr}")
     lines += _param_lines("param", entry.get("params", {}))
     lines += _param_lines("buffer", entry.get("buffers", {}))
-    if len(lines) == 2:
+    if lines[-1].startswith("    def __init__"):
         lines.append("        pass")
     fwd = entry.get("forward", "input")
     bodies = [("forward", entry.get("body", "return input"))]

@@ -2018,6 +2018,9 @@ class Interpreter(ObjectModel):
             if args and isinstance(args[0], TensorRef):
                 shape = self.meta(args[0]).shape
                 return Py(shape[0]) if shape and shape[0] is not None else Opaque("len")
+            if args and isinstance(args[0], ShapeRef):  # len(mask.shape) == 4: the rank, known with the shape
+                shape = self.meta(TensorRef(args[0].vid)).shape
+                return Py(len(shape)) if shape is not None else Opaque("len")
             if args and isinstance(args[0], Dict):
                 return Py(len(args[0].items))
             if allpy:
