@@ -1049,7 +1049,7 @@ class Interpreter(ObjectModel):
                 self.assume(f"line {line}: whether the loop is left here is not known statically; the figures "
                             "run it to its end, an upper bound")
         elif weight[0] != weight[1]:
-            self.assume(f"line {getattr(self.anchor or s, 'lineno', 0)}: condition not known statically; the figures take the "
+            self.assume(f"line {line}: condition not known statically; the figures take the "
                         f"{'if' if pick == 0 else 'else'} branch, an upper bound")
         ops, breaks, unknowns, graph, env, exc = results[pick]
         self.fg.ops.extend(ops)
@@ -1331,8 +1331,7 @@ class Interpreter(ObjectModel):
         roots = LOOPS.test_roots(s.test)
         if roots is None:
             return False
-        names = {r.id for r in roots if isinstance(r, ast.Name)}
-        names |= {b.id for r in roots for b in ast.walk(r) if isinstance(b, ast.Name)}
+        names = {b.id for r in roots for b in ast.walk(r) if isinstance(b, ast.Name)}
         if LOOPS.rebound(s.body, names):
             return False
         for r in roots:
@@ -1957,7 +1956,7 @@ class Interpreter(ObjectModel):
             fn = _MATH.get(dotted[len("math."):])
             vals = [py(a, _MISSING) for a in args]
             if fn is not None and not kwargs and all(isinstance(v, (int, float)) for v in vals):
-                if dotted in ("math.factorial", "math.comb", "math.prod") and any(
+                if dotted in ("math.factorial", "math.comb") and any(
                         isinstance(v, int) and v.bit_length() > 16 for v in vals):
                     return Opaque(dotted)  # math.factorial(2**40): minutes and gigabytes of digits
                 try:

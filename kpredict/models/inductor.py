@@ -1072,10 +1072,7 @@ def module_kernels(fg: FunctionGraph, target: str, conf: dict,
     stmap = {vid: v.storage for vid, v in fg.values.items()}
     # per storage, how many ops read it: one a segment does not read all of is read outside it (worked
     # out per segment over every op, 12,288 segments of a fuzzed program cost 230 s)
-    readers: dict[int, int] = {}
-    for op in fg.ops:
-        for st in {stmap[v] for v in op.inputs if v in stmap}:
-            readers[st] = readers.get(st, 0) + 1
+    readers = _readers(fg.ops, stmap)
     returned = {stmap[r] for r in fg.returns if r in stmap}
     for op in fg.ops:
         if segments and segments[-1][0].region == op.region:
@@ -1087,10 +1084,8 @@ def module_kernels(fg: FunctionGraph, target: str, conf: dict,
         if not traced(seg[0]):
             out.extend(outside_graph_kernels(replace(fg, ops=seg), target))
             continue
-        own: dict[int, int] = {}
-        for op in seg:
-            for st in {stmap[v] for v in op.inputs if v in stmap}:
-                own[st] = own.get(st, 0) + 1
+        own = _readers(seg, stmap)
+
         def kept(st: int) -> bool:
             return st in returned or readers.get(st, 0) > own.get(st, 0)
         returns = [v for op in seg for v in op.outputs if v in stmap and kept(stmap[v])]
@@ -1099,6 +1094,15 @@ def module_kernels(fg: FunctionGraph, target: str, conf: dict,
         inputs = sorted({v for op in seg for v in op.inputs if v not in produced})
         out.extend(Scheduler(replace(fg, ops=seg, returns=returns, inputs=inputs), target, conf,
                              stmap=stmap).schedule())
+    return out
+
+
+def _readers(ops: list[Op], stmap: dict[int, int]) -> dict[int, int]:
+    """Per storage, how many of `ops` read it (an op reading it twice counts once)."""
+    out: dict[int, int] = {}
+    for op in ops:
+        for st in {stmap[v] for v in op.inputs if v in stmap}:
+            out[st] = out.get(st, 0) + 1
     return out
 
 
