@@ -75,7 +75,7 @@ all fallback handlers are "fallback"; other compute ops are "fallback" when `ind
 or none, else "generated". view/alloc/sync entries carry none.
 
 api: `torch.<name>`, `torch.nn.functional.<name>` when the attribute exists, is callable and is not
-a class or module (name equality is taken as "dispatches to it"); `torch.special.<x>` for aten
+a class or module (name equality is taken as "dispatches to it", but for NOT_THE_OP); `torch.special.<x>` for aten
 `special_<x>`, `torch.linalg.<x>` for aten `linalg_<x>`. methods: `<name>` when
 hasattr(torch.Tensor, name). Neither is written for the kept private ops.
 
@@ -134,6 +134,10 @@ EXTERN_ENTRY_POINTS = {
 }
 
 PRIVATE_KEEP_PREFIX = "_scaled_dot_product_"
+
+# Python spellings whose name matches an aten op they do not call: torch.nn.functional.unfold is im2col
+# (a copy into patches), aten.unfold is Tensor.unfold (a view). rules/modules.toml says what they do.
+NOT_THE_OP = frozenset({"torch.nn.functional.unfold"})
 
 CATEGORY_DEFAULT_COMPILED = {"extern": "extern", "fallback": "fallback"}
 NO_COMPILED = frozenset({"view", "alloc", "sync", "noop"})
@@ -266,7 +270,7 @@ def _api_spellings(torch, name: str) -> list[str]:
 
     out = []
     for mod, prefix in ((torch, "torch"), (torch.nn.functional, "torch.nn.functional")):
-        if ok(getattr(mod, name, None)):
+        if ok(getattr(mod, name, None)) and f"{prefix}.{name}" not in NOT_THE_OP:
             out.append(f"{prefix}.{name}")
     for sub in ("special", "linalg"):
         if name.startswith(sub + "_"):

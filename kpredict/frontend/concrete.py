@@ -317,6 +317,21 @@ def cumsum(c: Concrete, dim: object) -> Concrete | None:
     return _make(vals, c.shape, "int" if c.kind == "bool" else c.kind)
 
 
+def flip(c: Concrete, dims: object) -> Concrete | None:
+    """torch.flip(c, dims): each listed dim reversed (timm's NesT counts its blocks per level so)."""
+    ds = [dims] if isinstance(dims, int) else dims
+    if not isinstance(ds, (list, tuple)) or c.dim == 0:
+        return None
+    vals = list(c.values)
+    for dim in ds:
+        d = _dim(c, dim)
+        if d is None:
+            return None
+        outer, n, inner = _lanes(c.shape, d)
+        vals = [vals[(o * n + (n - 1 - i)) * inner + k] for o in range(outer) for i in range(n) for k in range(inner)]
+    return Concrete(tuple(vals), c.shape, c.kind)
+
+
 def unsqueeze(c: Concrete, dim: object) -> Concrete | None:
     if not isinstance(dim, int) or isinstance(dim, bool) or not -c.dim - 1 <= dim <= c.dim:
         return None

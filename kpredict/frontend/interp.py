@@ -9,6 +9,7 @@ dispatches. Nothing of the analyzed code is imported or executed.
 from __future__ import annotations
 
 import ast
+import collections.abc as _abc
 import copy as _copy
 import math
 import re
@@ -161,6 +162,7 @@ class Shared:
             "__kp_only__": ModRef("kpredict.hook.only"),
             "__kp_target__": ModRef("kpredict.hook.target"),
             "__kp_contiguous__": ModRef("kpredict.hook.contiguous"),
+            "__kp_channels_last__": ModRef("kpredict.hook.channels_last"),
             "__kp_known__": ModRef("kpredict.hook.known"),
             "__kp_assume__": ModRef("kpredict.hook.assume"),
             "__kp_unknown__": ModRef("kpredict.hook.unknown"),
@@ -1220,8 +1222,9 @@ class Interpreter(ObjectModel):
 
     def deep_copy(self, v: object, memo: dict[int, object]) -> object:
         """`copy.deepcopy(x)` of plain data: dicts, lists, numbers, strings, classes, functions and
-        objects holding them (timm's efficientnet repeats each decoded block dict as a deep copy).
-        A tensor or a module inside is a copy kpredict does not model: unknown."""
+        objects holding them (timm's efficientnet repeats each decoded block dict as a deep copy), and
+        of modules and tensors while a model is built. A tensor or a module copied in a forward is a
+        copy kpredict does not model: unknown."""
         if id(v) in memo:
             return memo[id(v)]
         out: object
@@ -1238,13 +1241,25 @@ class Interpreter(ObjectModel):
         elif isinstance(v, Dict):
             memo[id(v)] = out = Dict({})
             out.items = {k: self.deep_copy(x, memo) for k, x in v.items.items()}
-        elif isinstance(v, Instance) and not self.is_module(v) and v.children is None and v.named is None:
+        elif isinstance(v, Instance) and (not self.recording or not self.is_module(v)):
+            # a module too while a model is built (timm's sam2: `q_pool=deepcopy(self.pool)`): its own
+            # submodules and parameters, of the same shapes
             memo[id(v)] = out = self.shallow_copy(v)
             out.attrs = {k: self.deep_copy(x, memo) for k, x in v.attrs.items()}
+            if v.children is not None:
+                out.children = [self.deep_copy(x, memo) for x in v.children]
+            if v.named is not None:
+                out.named = {k: self.deep_copy(x, memo) for k, x in v.named.items()}
+        elif isinstance(v, TensorRef) and not self.recording:
+            meta = self.meta(v)
+            out = self.new_tensor(TensorMeta(meta.shape, meta.dtype, meta.device))
+            if v.vid in self.concrete:
+                self.concrete[out.vid] = self.concrete[v.vid]
         else:
             return Unknown("copy.deepcopy")
         held = out.items if isinstance(out, Seq) else out.items.values() if isinstance(out, Dict) \
-            else out.attrs.values() if isinstance(out, Instance) else ()
+            else [*out.attrs.values(), *(out.children or ()), *(out.named or {}).values()] \
+            if isinstance(out, Instance) else ()
         if any(isinstance(x, Unknown) and x.what == "copy.deepcopy" for x in held):
             return Unknown("copy.deepcopy")  # something inside could not be copied
         memo[id(v)] = out
@@ -2165,13 +2180,16 @@ class Interpreter(ObjectModel):
             if isinstance(v, Sym):
                 return Py(want is int)
             return Opaque("isinstance")
-        if isinstance(t, ModRef) and t.dotted in ("collections.abc.Iterable", "typing.Iterable"):
+        abc = _container_abc(t)
+        if abc is not None:  # timm's NesT: `if isinstance(img_size, collections.abc.Sequence)`
             if isinstance(v, Py):
-                return Py(isinstance(v.value, Iterable))
-            if isinstance(v, (Seq, Dict, TensorRef)):
-                return Py(True)
-            if isinstance(v, (ModRef, ClassRef, FuncRef, Partial, Closure, Sym)):
-                return Py(False)  # timm's to_ntuple(n)(BasicBlock): a class is repeated, not iterated
+                return Py(isinstance(v.value, abc))
+            if isinstance(v, (Seq, Dict, TensorRef, Sym)):
+                stand_in = {Seq: [] if isinstance(v, Seq) and v.kind == "list" else (), Dict: {}, Sym: 0,
+                            TensorRef: _TensorLike()}[type(v)]
+                return Py(isinstance(stand_in, abc))
+            if isinstance(v, (ModRef, ClassRef, FuncRef, Partial, Closure)):
+                return Py(abc is _abc.Hashable)  # timm's to_ntuple(n)(BasicBlock): a class is repeated, not iterated
             return Opaque("isinstance")
         if isinstance(t, ModRef) and t.dotted in ("typing.Callable", "collections.abc.Callable"):
             # timm's byobnet: `if isinstance(group_size, Callable): group_size = group_size(chs, idx)`
@@ -2743,6 +2761,8 @@ class Interpreter(ObjectModel):
             out = C.diff(first, kw.get("dim", -1), *extra)  # type: ignore[arg-type]
         elif name == "cumsum" and len(vals) + len(kw) == 2 and set(kw) <= {"dim"}:
             out = C.cumsum(first, vals[1] if len(vals) == 2 else kw["dim"])
+        elif name == "flip" and len(vals) + len(kw) >= 2 and set(kw) <= {"dims"}:
+            out = C.flip(first, kw["dims"] if kw else vals[1] if len(vals) == 2 else vals[1:])
         elif name == "unsqueeze" and len(vals) + len(kw) == 2 and set(kw) <= {"dim"}:
             out = C.unsqueeze(first, vals[1] if len(vals) == 2 else kw["dim"])
         elif name in ("view", "reshape", "expand") and len(vals) >= 2 and not kw:
@@ -2836,3 +2856,35 @@ class Interpreter(ObjectModel):
                    node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
         args, kwargs = _as_tensors(args, kwargs)
         return apply_op(self, fact, t, args, kwargs, node, category=category, quiet=quiet)
+
+
+class _TensorLike:
+    """What a torch.Tensor is to collections.abc: sized, iterable, reversible, a container, hashable;
+    no Sequence or Mapping (torch does not register it as either)."""
+
+    def __len__(self) -> int:
+        return 0
+
+    def __iter__(self) -> Iterator[object]:
+        return iter(())
+
+    def __reversed__(self) -> Iterator[object]:
+        return iter(())
+
+    def __contains__(self, item: object) -> bool:
+        return False
+
+    __hash__ = object.__hash__
+
+
+def _container_abc(t: object) -> type | None:
+    """The collections.abc class `isinstance(x, T)` names, where T is one of its container ABCs
+    (`collections.abc.Sequence`, `typing.Mapping`, ...); None otherwise."""
+    if not isinstance(t, ModRef):
+        return None
+    where, _, name = t.dotted.rpartition(".")
+    if where not in ("collections.abc", "typing") or name not in (
+            "Iterable", "Sequence", "MutableSequence", "Mapping", "MutableMapping", "Sized", "Container",
+            "Collection", "Reversible", "Hashable", "Set", "MutableSet", "AbstractSet"):
+        return None
+    return getattr(_abc, "Set" if name == "AbstractSet" else name)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 Shape = tuple[int | None, ...] | None
 RULES = frozenset({"conv", "conv_transpose", "pool", "adaptive_pool", "batch_norm", "group_norm", "loss",
                    "nll_loss", "pixel_shuffle", "pixel_unshuffle", "upsample", "glu", "same_stats", "mha", "outer",
-                   "pad", "topk", "repeat"})
+                   "pad", "topk", "repeat", "tile", "im2col", "col2im"})
 
 
 @dataclass(slots=True)
@@ -191,6 +191,32 @@ def _nn_shape(rule: str, fact_name: str, a: Args, metas: list[TensorMeta]) -> NN
             return NNShape(None)
         xs = (1,) * (len(reps) - len(x)) + tuple(x)
         return NNShape(tuple(None if d is None else d * r for d, r in zip(xs, reps)))  # type: ignore[operator]
+    if rule == "tile":  # torch.tile: repeat, the repeats padded with leading 1s to the input's rank
+        reps = a.ints(0, "dims")
+        if x is None or not reps or None in reps:
+            return NNShape(None)
+        reps = [1] * (len(x) - len(reps)) + list(reps)
+        xs = (1,) * (len(reps) - len(x)) + tuple(x)
+        return NNShape(tuple(None if d is None else d * r for d, r in zip(xs, reps)))  # type: ignore[operator]
+    if rule == "im2col":
+        # im2col(x, kernel_size, dilation, padding, stride): (N, C, H, W) -> (N, C*kh*kw, L), L the
+        # number of sliding positions (torch.nn.Unfold's documentation)
+        k, d = _tuple(a.py(0, "kernel_size", None), 2, 1), _tuple(a.py(1, "dilation", 1), 2, 1)
+        p, st = _tuple(a.py(2, "padding", 0), 2, 0), _tuple(a.py(3, "stride", 1), 2, 1)
+        if x is None or len(x) not in (3, 4) or x[-3] is None:
+            return NNShape(None)
+        blocks = [conv_out(x[-2 + i], k[i], st[i], p[i], d[i]) for i in range(2)]
+        lead = x[:1] if len(x) == 4 else ()
+        kk = _prod(k)
+        return NNShape(lead + (x[-3] * kk if kk is not None else None, _prod(blocks)))
+    if rule == "col2im":
+        # col2im(x, output_size, kernel_size, dilation, padding, stride): (N, C*kh*kw, L) -> (N, C, H, W)
+        size = _tuple(a.py(0, "output_size", None), 2, 1)
+        kk = _prod(_tuple(a.py(1, "kernel_size", None), 2, 1))
+        if x is None or len(x) not in (2, 3) or x[-2] is None or not kk:
+            return NNShape(None)
+        lead = x[:1] if len(x) == 3 else ()
+        return NNShape(lead + (x[-2] // kk,) + tuple(size))
     if rule == "outer":
         y = metas[1].shape if len(metas) > 1 else None
         return NNShape((_prod(x), _prod(y)) if x is not None and y is not None else None)

@@ -864,6 +864,9 @@ class ObjectModel:
     def forward_of(self, inst: Instance) -> FuncRef | None:
         """The method a call of the module runs: the first `forward` (or `__call__`) in its bases;
         for torch.nn catalogue stubs, the variant for the mode and target when there is one."""
+        own = inst.attrs.get("forward")  # `self.forward = self.forward_slicing` in __init__ (timm's FasterNet)
+        if isinstance(own, FuncRef) and own.bound is inst:
+            return own
         mode = "train" if self.is_training(inst) else "eval"
         target = self.settings.target
         for k in self.mro(ClassRef(inst.cls, inst.mod)):
@@ -1247,6 +1250,13 @@ class ObjectModel:
             return Py(self.shared.mode == "compiled")
         if name == "contiguous" and args and isinstance(args[0], TensorRef):
             return Py(self.value(args[0]).contiguous)
+        if name == "channels_last":  # a 4-D tensor whose known strides are NHWC-ordered (a permuted NHWC view)
+            st = self.strides_of(args[0]) if args and isinstance(args[0], TensorRef) else None
+            shape = self.meta(args[0]).shape if st is not None else None
+            if st is None or shape is None or len(st) != 4 or None in shape:
+                return Py(False)
+            order = [d for d in sorted(range(4), key=lambda d: -st[d]) if shape[d] != 1]
+            return Py(order == [d for d in (0, 2, 3, 1) if shape[d] != 1] and (shape[1] == 1 or st[1] == 1))
         if name == "known":  # whether a value is known statically (libraries.toml picks a default if not)
             return Py(bool(args) and isinstance(args[0], Py))
         if name == "assume" and args and isinstance(args[0], Py):

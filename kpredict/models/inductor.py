@@ -130,6 +130,11 @@ def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
     ops = []
     changed = False
     for op in fg.ops:
+        if op.category == "extern" and op.name.startswith("conv") and op.inputs and op.inputs[0] in made_by_kernel:
+            # a 1x1 or depthwise convolution that reads a kernel's output as it is (no layout copy: an
+            # NHWC-ordered input on cpu) takes that kernel's layout as a layout copy would
+            # [M-CPU probes cases12.py: a pooled map read by a 1x1 and a 3x3 head, the 3x3 copy alone]
+            first.setdefault((op.inputs[0], False), op.inputs[0])
         if op.name == "conv_layout" and len(op.inputs) == 1 and len(op.outputs) == 1 and not op.free_reason:
             src = op.inputs[0]
             before = made_by.get(src)
