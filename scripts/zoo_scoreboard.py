@@ -277,19 +277,35 @@ def measure_cpu(path: Path, site: Path, timeout: int) -> Figures:
                        else f"exit {res.returncode}")
 
 
+CUDA_CHILD = """
+import importlib, json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import torch, fakecuda, kp
+mod = importlib.import_module(sys.argv[3])  # a module of its own name, so that Dynamo finds MODEL
+x = eval("torch." + sys.argv[4])
+with torch.no_grad():
+    res = fakecuda.cuda_compile(lambda: mod.run(x))
+launches = [ln for code in res.codes for ln in kp.parse_launches(code)
+            if not (ln["kind"] == "fallback" and ln["name"].split(".")[-1].startswith(("view", "_unsafe_view", "as_strided")))]
+print(json.dumps({"graphs": res.graphs, "kernels": len(launches),
+                  "errors": [e.strip().splitlines()[-1] for e in res.errors]}))
+"""
+
+
 def measure_cuda(path: Path, m: Model, site: Path, timeout: int) -> Figures:
-    """cudagen: Inductor's CUDA code generation on fake H100 tensors, the compiled launches of `run`."""
-    name, _, expr = m.example.partition("=")  # one input per model here
-    inputs = f"{name}=torch.{expr}"
+    """cudagen: Inductor's CUDA code generation on fake H100 tensors, the compiled launches of `run`. The
+    script is imported by its module name (cudagen.py's own loader leaves it out of sys.modules, where
+    Dynamo looks for the `MODEL` that `run` reads); the launches are read as cudagen.py reads them."""
+    expr = m.example.partition("=")[2]  # one input per model here
     env = _env(site)
     env["PYTHONPATH"] = os.pathsep.join(p for p in [env["PYTHONPATH"], os.environ.get("CUDAGEN_PYLIB", "")] if p)
     try:
-        res = subprocess.run([sys.executable, str(CUDAGEN), f"{path.name}::run", "--inputs", inputs],
+        res = subprocess.run([sys.executable, "-c", CUDA_CHILD, str(CUDAGEN.parent), str(path.parent), path.stem, expr],
                              cwd=path.parent, env=env, capture_output=True, text=True, timeout=timeout)
-        d = json.loads(res.stdout)
+        d = json.loads(res.stdout.strip().splitlines()[-1])
     except subprocess.TimeoutExpired:
         return Figures(error="timeout")
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, IndexError):
         return Figures(error=(res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[-1][:300])
     return Figures(compiled=d["kernels"], graphs=d["graphs"], error="; ".join(d.get("errors") or []) or None)
 

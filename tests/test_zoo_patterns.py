@@ -37,6 +37,92 @@ def run(x):
 '''
 
 CASES = {
+    # timm's NesT: isinstance(img_size, collections.abc.Sequence) of an int; block counts from
+    # (4 ** torch.arange(n)).flip(0).tolist()
+    "abc_sequence_and_flip": ('''
+class Net(nn.Module):
+    def __init__(self, img_size=8, n=3):
+        super().__init__()
+        if isinstance(img_size, collections.abc.Sequence):
+            img_size = img_size[0]
+        blocks = (4 ** torch.arange(n, dtype=torch.long)).flip(0).tolist()
+        self.layers = nn.Sequential(*[nn.Linear(img_size, img_size) for b in blocks if b > 1])
+
+    def forward(self, x):
+        return self.layers(x)
+''', 2),
+    # timm's FasterNet: the forward chosen in __init__ (`self.forward = self.forward_slicing`)
+    "forward_set_in_init": ('''
+class Net(nn.Module):
+    def __init__(self, mode="slicing"):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        if mode == "slicing":
+            self.forward = self.forward_slicing
+        else:
+            self.forward = self.forward_plain
+
+    def forward_slicing(self, x):
+        return self.fc(x).relu()
+
+    def forward_plain(self, x):
+        return self.fc(x)
+''', 2),
+    # timm's sam2: a deep copy of a module while building; crossvit: torch.jit.annotate; vgg: typing.cast;
+    # metaformer: issubclass of classes of the tree
+    "deepcopy_annotate_cast_issubclass": ('''
+import typing
+
+
+class Attention(nn.Module):
+    pass
+
+
+class Mixer(nn.Module):
+    pass
+
+
+class Net(nn.Module):
+    def __init__(self, mixer=Mixer):
+        super().__init__()
+        self.pool = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+        self.pool2 = copy.deepcopy(self.pool)
+        width = typing.cast(int, 8)
+        self.fc = nn.Linear(width, width) if not issubclass(mixer, Attention) else nn.Identity()
+
+    def forward(self, x):
+        outs = torch.jit.annotate(typing.List[torch.Tensor], [])
+        outs.append(self.pool2(self.pool(x)))
+        return self.fc(outs[0])
+''', 5),
+    # timm's MixedConv2d: `split[0] += n` on a list; hiera: math.prod of a list of sizes
+    "list_aug_assign_and_prod": ('''
+def split_channels(n, groups):
+    split = [n // groups for _ in range(groups)]
+    split[0] += n - sum(split)
+    return split
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.splits = split_channels(8, 3)
+        self.w = nn.Parameter(torch.zeros(1, math.prod([2, 4])))
+
+    def forward(self, x):
+        return torch.cat([t * 2 for t in torch.split(x, self.splits, 1)], 1) + self.w
+''', 5),
+    # timm's pad_same indexes a convolution's stride and dilation, which torch stores as tuples
+    "conv_stride_tuple": ('''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(2, 2, 3, 2)
+
+    def forward(self, x):
+        s = self.conv.stride[0] * self.conv.dilation[0]
+        return self.conv(F.pad(x.view(2, 2, 4), (s, s)))  # bytes known only with s known
+''', 2),
     # torchvision vision_transformer: layers[f"encoder_layer_{i}"] = ...; nn.Sequential(layers)
     "fstring_keys": ('''
 class Net(nn.Module):

@@ -163,6 +163,7 @@ class Shared:
             "__kp_target__": ModRef("kpredict.hook.target"),
             "__kp_contiguous__": ModRef("kpredict.hook.contiguous"),
             "__kp_channels_last__": ModRef("kpredict.hook.channels_last"),
+            "__kp_strided_last__": ModRef("kpredict.hook.strided_last"),
             "__kp_known__": ModRef("kpredict.hook.known"),
             "__kp_assume__": ModRef("kpredict.hook.assume"),
             "__kp_unknown__": ModRef("kpredict.hook.unknown"),
@@ -989,6 +990,11 @@ class Interpreter(ObjectModel):
                 view = self.ev(s.target, frame)
                 if isinstance(view, TensorRef) and type(s.op) in _INPLACE:
                     self.apply(_INPLACE[type(s.op)], view, [rhs], {}, s)
+                    return
+            elif isinstance(obj, (Seq, Dict, Py)):  # `split[0] += n` on a list (timm's _split_channels)
+                cur = self.ev(s.target, frame)
+                if isinstance(cur, TensorRef) and type(s.op) in _INPLACE:  # `outs[i] += t`: Tensor.__iadd__
+                    self.assign(s.target, self.apply(_INPLACE[type(s.op)], cur, [rhs], {}, s), frame, s)
                     return
         res = self.binop(type(s.op), cur, rhs, s)
         self.assign(s.target, res, frame, s)
@@ -1970,7 +1976,12 @@ class Interpreter(ObjectModel):
         if dotted.startswith("math."):
             fn = _MATH.get(dotted[len("math."):])
             vals = [py(a, _MISSING) for a in args]
-            if fn is not None and not kwargs and all(isinstance(v, (int, float)) for v in vals):
+            if dotted in ("math.prod", "math.fsum") and len(vals) == 1 and isinstance(vals[0], (list, tuple)) \
+                    and len(vals[0]) <= 64 and all(isinstance(v, (int, float)) for v in vals[0]):
+                vals = [list(vals[0])]  # math.prod(sizes): hiera's token count, a list of known ints
+            elif not all(isinstance(v, (int, float)) for v in vals):
+                return Opaque(dotted)
+            if fn is not None and not kwargs:
                 if dotted in ("math.factorial", "math.comb") and any(
                         isinstance(v, int) and v.bit_length() > 16 for v in vals):
                     return Opaque(dotted)  # math.factorial(2**40): minutes and gigabytes of digits
@@ -2084,6 +2095,8 @@ class Interpreter(ObjectModel):
             return Unknown(name)
         if name == "isinstance" and len(args) == 2:
             return self.isinstance_of(args[0], args[1])
+        if name == "issubclass" and len(args) == 2:
+            return self.issubclass_of(args[0], args[1])
         if name == "hasattr" and len(args) == 2 and isinstance(args[1], Py) and isinstance(args[0], ModRef):
             dotted = f"{args[0].dotted}.{args[1].value}"
             if self.table.for_api(dotted) is not None or self.catalogue_function(dotted) or self.catalogue_class(dotted):
@@ -2227,6 +2240,19 @@ class Interpreter(ObjectModel):
             if isinstance(v, (TensorRef, Py, Seq, Dict)):
                 return Py(False)
         return Opaque("isinstance")
+
+    def issubclass_of(self, c: object, t: object) -> object:
+        """`issubclass(C, T)` for classes of the tree: T among C's bases (timm's metaformer:
+        `use_nchw = not issubclass(token_mixer, Attention)`); a class of the tree is no subclass of
+        one it does not list, since a base outside the tree cannot derive from it."""
+        if isinstance(t, Seq):
+            rs = [self.issubclass_of(c, x) for x in t.items]
+            if any(isinstance(r, Py) and r.value for r in rs):
+                return Py(True)
+            return Py(False) if all(isinstance(r, Py) for r in rs) else Opaque("issubclass")
+        if isinstance(c, ClassRef) and isinstance(t, ClassRef):
+            return Py(any(k.name == t.name and k.mod == t.mod for k in self.mro(c)))
+        return Opaque("issubclass")
 
     # ------------------------------------------------------------------ operators
     def binop(self, op: type, a: object, b: object, node: ast.AST) -> object:

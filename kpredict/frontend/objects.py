@@ -1250,6 +1250,10 @@ class ObjectModel:
             return Py(self.shared.mode == "compiled")
         if name == "contiguous" and args and isinstance(args[0], TensorRef):
             return Py(self.value(args[0]).contiguous)
+        if name == "strided_last":  # known strides whose last dim (of more than one element) is not of stride 1
+            st = self.strides_of(args[0]) if args and isinstance(args[0], TensorRef) else None
+            shape = self.meta(args[0]).shape if st is not None else None
+            return Py(bool(st) and bool(shape) and shape[-1] != 1 and st[-1] != 1)
         if name == "channels_last":  # a 4-D tensor whose known strides are NHWC-ordered (a permuted NHWC view)
             st = self.strides_of(args[0]) if args and isinstance(args[0], TensorRef) else None
             shape = self.meta(args[0]).shape if st is not None else None

@@ -574,6 +574,8 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
     elif rule == "cat":
         d = a.py(1, "dim", 0)
         shape = S.cat_shape([m.shape for m in metas], d) if isinstance(d, int) else None
+    elif rule == "einsum":
+        shape = _einsum_shape(a.py(0, "equation", None), [m.shape for m in metas])
     elif rule == "stack":
         d = a.py(1, "dim", 0)
         shape = S.stack_shape([m.shape for m in metas], d) if isinstance(d, int) else None
@@ -604,3 +606,25 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         r = nn_shape(rule, fact.name, a, metas)
         shape, reduce, n_out = r.shape, r.reduce, r.n_out
     return shape, contiguous, reduce, n_out, aten
+
+
+def _einsum_shape(eq: object, shapes: list[tuple[int | None, ...] | None]) -> tuple[int | None, ...] | None:
+    """torch.einsum's output shape from its equation (explicit `->` or implicit: the letters used
+    once, in alphabetical order); size-1 dims broadcast. No ellipsis."""
+    if not isinstance(eq, str) or "." in eq:
+        return None
+    eq = eq.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes) or any(sh is None or len(sh) != len(tm) for sh, tm in zip(shapes, terms)):
+        return None
+    if not arrow:
+        out = "".join(sorted(ch for ch in set(lhs) - {","} if lhs.count(ch) == 1))
+    size: dict[str, int | None] = {}
+    for sh, tm in zip(shapes, terms):
+        for ch, d in zip(tm, sh):  # type: ignore[arg-type]
+            if ch not in size or size[ch] == 1:
+                size[ch] = d
+    if any(ch not in size for ch in out):
+        return None
+    return tuple(size[ch] for ch in out)

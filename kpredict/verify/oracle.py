@@ -7,7 +7,8 @@ eager (a TorchDispatchMode sees every aten op that reaches the dispatcher, after
 decomposition; only top-level ops are seen because the mode is switched off while an op runs):
   - kernels: the ops seen, minus views and other alias-only ops (`func.is_view`, schemas whose
     outputs all alias an input, `_unsafe_view`, `lift_fresh`, or an output that shares its input's
-    storage), minus allocation-only ops (`empty*`, `resize_`...), minus host reads (`syncs`).
+    storage; in-place views such as `as_strided_` and `transpose_`, torch.Tag.inplace_view, whose
+    schema writes self but which change metadata only), minus allocation-only ops (`empty*`, `resize_`...), minus host reads (`syncs`).
     On cuda, kernels are the profiler's GPU kernel events instead (memcpy/memset counted apart;
     a cuBLAS/cuDNN call's helper kernels beside its main one counted in `library_extra`).
   - reads: +1 per distinct input tensor of a counted op (`x + x` reads once; the template of
@@ -90,9 +91,17 @@ def op_name(qualified: str) -> str:
     return qualified[6:] if qualified.startswith("aten::") else qualified
 
 
+def _inplace_view(op: Any) -> bool:
+    """An in-place view op (`as_strided_`, `transpose_`, `unsqueeze_`: torch.Tag.inplace_view): its schema
+    writes self, but only the tensor's metadata changes, no element is read or written: no kernel."""
+    import torch  # lazy: only the oracle runs it
+
+    return torch.Tag.inplace_view in getattr(op, "tags", ())
+
+
 def _schema_is_alias(op: Any) -> bool:
     """True when every output of an overload aliases an input without writing it (a view)."""
-    if op.is_view:
+    if op.is_view or _inplace_view(op):
         return True
     rets = op._schema.returns
     return bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
@@ -283,6 +292,9 @@ def new_recorder(sites: Sites, ranges: bool, tagger: Callable[[Any], Any] | None
                 return row
             if name in ALLOC_OPS:
                 row["kind"] = "alloc"
+                return row
+            if _inplace_view(func):
+                row["kind"] = "view"
                 return row
             mutated = self._mutated(func, args, kwargs)
             if not mutated and (name in ALIAS_OPS or _schema_is_alias(func) or self._aliases(ins, outs)):
