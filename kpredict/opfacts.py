@@ -49,6 +49,9 @@ class OpFact:
     # target -> profiler rows the op makes when run eagerly inside a compiled call (a skipped frame)
     # though a dispatch mode sees a view: the CPU oracle counts those rows (unsafe_split)
     profiler_row: dict[str, int] = field(default_factory=dict)
+    # the name of the aten op eager runs, where `aten` lists the ops of Inductor's decomposition that name
+    # the fused kernel instead (upsample_bilinear2d: eager runs it, compiled kernels say _unsafe_index)
+    eager_name: str | None = None
     source: str = ""
 
     def eager_kernels(self, target: str) -> int:
@@ -142,6 +145,7 @@ def _fact(name: str, d: dict, base: OpFact | None = None) -> OpFact:
         wrap_scalars=d.get("wrap_scalars", b.wrap_scalars if b else False),
         eager_copy=d.get("eager_copy", b.eager_copy if b else True),
         profiler_row={**(b.profiler_row if b else {}), **_as_target_map(d.get("profiler_row"))},
+        eager_name=d.get("eager_name", b.eager_name if b else None),
         source=d.get("source", b.source if b else ""),
     )
 

@@ -30,7 +30,7 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
         n = fact.eager_kernels(target)
         if n == 0:
             continue
-        name = f"aten::{op.aten[0] if op.aten else op.name}"
+        name = f"aten::{fact.eager_name or (op.aten[0] if op.aten else op.name)}"
         reads = tuple(op.inputs)
         writes = tuple(op.outputs)
         if fact.eager_traffic is not None:
