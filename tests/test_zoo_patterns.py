@@ -123,6 +123,23 @@ class Net(nn.Module):
         s = self.conv.stride[0] * self.conv.dilation[0]
         return self.conv(F.pad(x.view(2, 2, 4), (s, s)))  # bytes known only with s known
 ''', 2),
+    # timm's efficientvit: val2tuple inserts repeats with a slice assignment, `x[-1:-1] = [...]`
+    "list_slice_assignment": ('''
+def val2tuple(x, min_len=1, idx_repeat=-1):
+    x = list(x) if isinstance(x, (list, tuple)) else [x]
+    x[idx_repeat:idx_repeat] = [x[idx_repeat] for _ in range(min_len - len(x))]
+    return tuple(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        norms = val2tuple((nn.LayerNorm, None), 3)
+        self.layers = nn.Sequential(*[nn.Linear(8, 8) if n is None else n(8) for n in norms])
+
+    def forward(self, x):
+        return self.layers(x)
+''', 3),
     # torchvision vision_transformer: layers[f"encoder_layer_{i}"] = ...; nn.Sequential(layers)
     "fstring_keys": ('''
 class Net(nn.Module):

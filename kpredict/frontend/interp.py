@@ -947,6 +947,15 @@ class Interpreter(ObjectModel):
                 if isinstance(k, Py) and isinstance(k.value, int) and -len(obj.items) <= k.value < len(obj.items):
                     obj.items[k.value] = v
                     touch(obj)
+                elif isinstance(k, Py) and isinstance(k.value, slice) and obj.kind == "list" and k.value.step is None:
+                    # `x[i:i] = [...]` (timm's efficientvit val2tuple inserts repeats so)
+                    new = v.items if isinstance(v, Seq) else [Py(e) for e in v.value] \
+                        if isinstance(v, Py) and isinstance(v.value, (list, tuple)) else None
+                    if new is None:
+                        obj.items[:] = [Unknown("slice assignment")] * len(obj.items)
+                    else:
+                        obj.items[k.value] = list(new)
+                    touch(obj)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, v, frame, node)
 
