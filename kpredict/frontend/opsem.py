@@ -296,6 +296,9 @@ def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | Non
     fixtures/libraries/transformers_lib.py sdpa_causal, no copy after a contiguous query]."""
     if src is None:
         return
+    if fact.shape == "pool":
+        _pool_layout(it, src, out)
+        return
     if not (cat in _KEEPS_LAYOUT and fact.name not in _NEW_LAYOUT) and fact.shape != "sdpa":
         return
     st, shape, oshape = it.strides_of(src), it.meta(src).shape, it.meta(out).shape
@@ -310,6 +313,20 @@ def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | Non
     if L.is_contiguous(tuple(shape), st):
         return
     it.set_strides(out, L.dense_like(tuple(oshape), st))
+
+
+def _pool_layout(it: Interpreter, src: TensorRef, out: TensorRef) -> None:
+    """ATen's 2-D pooling writes a channels-last output for an input in channels-last order (its
+    suggest_memory_format), contiguous otherwise [SRC aten/src/ATen/native/DilatedMaxPool2d.cpp,
+    AveragePool2d.cpp: memory_format = input.suggest_memory_format(); timm's sam2 pools q permuted from
+    (B, H, W, C), and the attention after it reads a last dim of stride 1]."""
+    st, shape, oshape = it.strides_of(src), it.meta(src).shape, it.meta(out).shape
+    if st is None or shape is None or oshape is None or None in oshape or len(shape) != 4 or len(oshape) != 4:
+        return
+    if L.is_contiguous(tuple(shape), st) or not (st[1] == 1 and st[3] >= shape[1] and st[2] >= st[3]):
+        return
+    n, c, h, w = oshape
+    it.set_strides(out, (h * w * c, 1, w * c, c))
 
 
 def _sdpa_layout(target: str) -> str:
