@@ -1648,7 +1648,7 @@ class Interpreter(ObjectModel):
             return Unknown("shape." + attr)
         if isinstance(obj, Py) and attr in ("real", "imag"):
             return obj
-        if isinstance(obj, Py) and isinstance(obj.value, S.DtypeInfo) and attr in S.DtypeInfo.__slots__:
+        if isinstance(obj, Py) and isinstance(obj.value, (S.DtypeInfo, S.DeviceInfo)) and attr in type(obj.value).__slots__:
             return Py(getattr(obj.value, attr))
         if isinstance(obj, Py) and isinstance(obj.value, str) and attr in STR_METHODS:
             return BoundBuiltin(obj, attr)
@@ -1679,7 +1679,11 @@ class Interpreter(ObjectModel):
             return self.apply("permute", t, [Py(tuple(reversed(range(rank))))], {}, node)
         if attr in ("data",):
             return self.apply("detach", t, [], {}, node)
-        if attr in ("device", "is_cuda", "requires_grad", "grad_fn", "layout", "is_leaf", "itemsize", "nbytes"):
+        if attr == "device":  # the target's (a tensor on another device is moved there first: .to() says so)
+            return Py(S.DeviceInfo.of(self.settings.target))
+        if attr == "is_cuda":
+            return Py(self.settings.target == "cuda")
+        if attr in ("requires_grad", "grad_fn", "layout", "is_leaf", "itemsize", "nbytes"):
             return Opaque(attr)
         if attr == "grad":
             return Unknown("grad")

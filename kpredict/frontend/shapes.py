@@ -35,6 +35,21 @@ class DtypeInfo:
     resolution: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    """`t.device` of a tensor on the target: `.type`, `.index`, and str() as torch writes it ("cpu",
+    "cuda:0"), which model code uses as a cache key (timm's attention-bias caches: str(x.device))."""
+    type: str
+    index: int | None = None
+
+    @classmethod
+    def of(cls, target: str) -> DeviceInfo:
+        return cls("cuda", 0) if target == "cuda" else cls(target)
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
 # IEEE 754 binary formats: (mantissa bits, largest exponent, bits) [SRC torch/csrc/TypeInfo.cpp via c10's
 # std::numeric_limits]; float32 max = (2 - 2**-23) * 2**127 = 3.4028234663852886e38
 _FLOAT_FORMATS = {"float16": (10, 15, 16), "bfloat16": (7, 127, 16), "float32": (23, 127, 32),
