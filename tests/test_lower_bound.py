@@ -214,6 +214,25 @@ def test_a_budget_finding_on_a_lower_bound_says_at_least() -> None:
     assert "eager 1 -> at least 2 kernels" in d.message and "line 12" in d.message
 
 
+CACHE_UNKNOWN_KEY = """import torch
+
+CACHE = {}
+
+
+def f(x: torch.Tensor):
+    key = str(x.requires_grad)
+    if key not in CACHE:
+        CACHE[key] = x * 2
+    return CACHE[key] + 1
+"""
+
+
+def test_arithmetic_on_a_value_not_followed_is_a_lower_bound() -> None:
+    """A dict filled and read with a key kpredict does not know gave an unknown value, and `+ 1` on it
+    vanished: 1 kernel said as exact, where torch runs 2. Arithmetic on such a value is said."""
+    _assert_lower_bound(_fn(CACHE_UNKNOWN_KEY, "f"), 10, "CACHE[key]")
+
+
 def test_indexing_none_is_not_understood() -> None:
     """`rope_parameters["rope_type"]` on a value kpredict took for None (a config base's default it did
     not describe) went on silently with an unknown scalar, and LlamaRotaryEmbedding's figures were wrong

@@ -2270,6 +2270,13 @@ class Interpreter(ObjectModel):
     # ------------------------------------------------------------------ operators
     def binop(self, op: type, a: object, b: object, node: ast.AST) -> object:
         a, b = _as_tensor(a), _as_tensor(b)
+        if self.recording and (isinstance(a, Unknown) or isinstance(b, Unknown)) and not isinstance(a, TensorRef) \
+                and not isinstance(b, TensorRef):
+            # arithmetic on a value kpredict could not follow (a dict looked up with a key it does not
+            # know): if it is a tensor, its kernels are missing, so the figures are lower bounds, said
+            u = a if isinstance(a, Unknown) else b
+            self.unknown(node, f"{u.what or 'a value'} (not known, used in arithmetic)")  # type: ignore[union-attr]
+            return u
         if isinstance(a, TensorRef) or isinstance(b, TensorRef):
             if op in (ast.LShift, ast.RShift):
                 self.unknown(node, "shift")
