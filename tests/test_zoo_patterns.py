@@ -140,6 +140,34 @@ class Net(nn.Module):
     def forward(self, x):
         return self.layers(x)
 ''', 3),
+    # timm's efficientformerv2 Stem4: an nn.Sequential subclass whose children are modules of the tree
+    # deriving from nn.Module only (nn.Module is no catalogue class): they were not registered
+    "sequential_subclass_of_tree_modules": ('''
+class ConvAct(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+class Stem(nn.Sequential):
+    def __init__(self, d):
+        super().__init__()
+        self.stride = 4
+        self.conv1 = ConvAct(d)
+        self.conv2 = ConvAct(d)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = Stem(8)
+
+    def forward(self, x):
+        return self.stem(x)
+''', 4),
     # torchvision vision_transformer: layers[f"encoder_layer_{i}"] = ...; nn.Sequential(layers)
     "fstring_keys": ('''
 class Net(nn.Module):

@@ -135,6 +135,7 @@ class Shared:
         self.local_defs: dict[tuple, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.import_cache: dict[tuple, object] = {}
         self.mro: dict[tuple, list] = {}
+        self.module_classes: dict[tuple, bool] = {}  # (mod, class) -> derives from torch.nn.Module
         self.class_attrs: dict[tuple, object] = {}
         self.attribute_maps: dict[tuple, dict[str, str]] = {}  # config class -> its attribute_map aliases
         self.matrix_t: set[int] = set()  # views that are a contiguous tensor with its last two dims swapped
@@ -1843,8 +1844,30 @@ class Interpreter(ObjectModel):
         touch(obj)
 
     def is_module(self, v: Instance) -> bool:
-        """Whether an object is an nn.Module: a catalogue module or a class deriving from one."""
-        return v.mod == CATALOGUE or any(k.mod == CATALOGUE for k in self.mro(ClassRef(v.cls, v.mod)))
+        """Whether an object is an nn.Module: a catalogue module or a class deriving from one, or from
+        torch.nn.Module itself (which the catalogue does not hold: a class of the tree whose only torch
+        base it is; timm's ConvNormAct assigned to an nn.Sequential subclass was dropped so)."""
+        if v.mod == CATALOGUE:
+            return True
+        key = (v.mod, v.cls)
+        known = self.shared.module_classes.get(key)
+        if known is None:
+            known, was = False, self.recording
+            self.recording = False  # base-class expressions are names: nothing to record
+            for k in self.mro(ClassRef(v.cls, v.mod)):
+                if k.mod == CATALOGUE:
+                    known = True
+                    break
+                cdef = self.class_def(k)
+                for b in cdef.bases if cdef is not None else ():
+                    bv = self.ev(b.value if isinstance(b, ast.Subscript) else b, Frame(env={}, qualname="<module>", mod=k.mod))
+                    if isinstance(bv, ModRef) and bv.dotted in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                        known = True
+                if known:
+                    break
+            self.recording = was
+            self.shared.module_classes[key] = known
+        return known
 
     def call_nested_def(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, made: Frame, args: list[object],
                         kwargs: dict[str, object]) -> object:
