@@ -64,7 +64,7 @@ DICT_METHODS = frozenset({"items", "keys", "values", "get", "pop", "update", "se
 # the methods that change a list or dict (its version is bumped, see values.touch)
 _LIST_WRITES = frozenset({"append", "extend", "insert", "pop", "reverse", "clear"})
 _DICT_WRITES = frozenset({"pop", "setdefault", "update", "clear"})
-STR_METHODS = frozenset({"format", "join", "startswith", "endswith", "lower", "upper", "split", "replace",
+STR_METHODS = frozenset({"format", "join", "startswith", "endswith", "lower", "upper", "split", "replace", "index", "find", "count",
                          "strip", "rstrip", "lstrip", "isdigit", "isidentifier", "title", "capitalize"})
 FLOAT_DTYPES = ("float32", "float16", "bfloat16", "float64")
 
