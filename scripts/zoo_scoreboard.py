@@ -257,11 +257,13 @@ def _env(site: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
 
 
-def measure_cpu(path: Path, site: Path, timeout: int) -> Figures:
-    """The CPU oracle: kpredict verify --device cpu in a child (the profiler, then torch.compile)."""
+def measure_cpu(path: Path, site: Path, timeout: int, eager_only: bool = False) -> Figures:
+    """The CPU oracle: kpredict verify --device cpu in a child (the profiler, then torch.compile; with
+    eager_only the compiled half is skipped: seconds where torch.compile takes minutes)."""
     try:
         res = subprocess.run([sys.executable, "-m", "kpredict", "verify", "--device", "cpu", "--format", "json",
-                              "--timeout", str(timeout), f"{path.name}::run"], cwd=path.parent, env=_env(site),
+                              "--timeout", str(timeout), *(["--eager-only"] if eager_only else []),
+                              f"{path.name}::run"], cwd=path.parent, env=_env(site),
                              capture_output=True, text=True, timeout=timeout + 60)
     except subprocess.TimeoutExpired:
         return Figures(error="timeout")
@@ -270,6 +272,8 @@ def measure_cpu(path: Path, site: Path, timeout: int) -> Figures:
         m = fn["measured"]
         e, c = m["eager"], m["compiled"]
         ek = e["kernels"] - int(e.get("library_extra") or 0)
+        if eager_only:
+            return Figures(ek, e["bytes"], error=fn.get("error"))
         ck = c["kernels"] - int(c.get("library_extra") or 0) if c else None
         return Figures(ek, e["bytes"], ck, c.get("graphs") if c else None, error=fn.get("error"))
     except (json.JSONDecodeError, KeyError, IndexError, TypeError):
@@ -355,6 +359,11 @@ def main() -> int:
     ap.add_argument("--measure", action="store_true", help="measure what the store lacks (CPU oracle)")
     ap.add_argument("--remeasure", action="store_true", help="measure again even what the store has")
     ap.add_argument("--cuda", action="store_true", help="also predict --target cuda and measure with cudagen")
+    ap.add_argument("--eager-only", action="store_true",
+                    help="with --measure: the CPU oracle's eager half only, for models the store lacks (a full "
+                         "measurement later replaces it)")
+    ap.add_argument("--measure-only", choices=("cpu", "cuda-sim"),
+                    help="with --measure: measure this device only (two runs can then share the machine)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per measurement")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--markdown", type=Path, help="also write the table as markdown here (docs/zoo-scoreboard.md)")
@@ -376,16 +385,19 @@ def main() -> int:
         try:
             pc = predict(path, "cpu")
             pg = predict(path, "cuda") if args.cuda else None
-            for dev, fn in (("cpu", lambda: measure_cpu(path, args.site, args.timeout)),
+            for dev, fn in (("cpu", lambda: measure_cpu(path, args.site, args.timeout, args.eager_only)),
                             ("cuda-sim", lambda: measure_cuda(path, m, args.site, args.timeout))):
-                if dev == "cuda-sim" and not args.cuda:
+                if dev == "cuda-sim" and not args.cuda or args.measure_only not in (None, dev):
                     continue
                 mkey = f"{key}|{tv}|{dev}"
                 old = measured_store.get(mkey)
-                if (args.measure or args.remeasure) and (args.remeasure or not old or old.get("script") != digest):
+                partial = bool(old and old.get("eager_only"))  # a full measurement replaces an eager-only one
+                if (args.measure or args.remeasure) and (args.remeasure or not old or old.get("script") != digest
+                                                         or (partial and not args.eager_only)):
                     t1 = time.time()
                     fig = fn()
-                    measured_store[mkey] = {"script": digest, "seconds": round(time.time() - t1, 1), **asdict(fig)}
+                    measured_store[mkey] = {"script": digest, "seconds": round(time.time() - t1, 1), **asdict(fig),
+                                            **({"eager_only": True} if args.eager_only and dev == "cpu" else {})}
                     args.out.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n")
         finally:
             path.unlink()
