@@ -2727,7 +2727,9 @@ class Interpreter(ObjectModel):
             if isinstance(v, TensorRef):
                 self.emit(self.fact("copy_"), node, [v], [view], mutates=(view.vid,))
             else:
-                scalar = self.apply_fact(self.fact("lift_fresh"), None, [v], {}, node)
+                dt = self.meta(view).dtype
+                scalar = self.apply_fact(self.fact("lift_fresh"), None, [v], {"dtype": ModRef(f"torch.{dt}")} if dt else {},
+                                         node)
                 self.emit(self.fact("fill_"), node, [scalar] if isinstance(scalar, TensorRef) else [], [view],
                           mutates=(view.vid,))
 

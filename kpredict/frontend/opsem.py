@@ -461,6 +461,12 @@ def _infer_dtype(it: Interpreter, fact: OpFact, a: Args, tensors: list[TensorRef
         return "int64" if fact.name == "randint" else "float32"
     if rule == "creation_like":
         return explicit or first
+    if rule == "lifted_scalar":  # x[i] = v lifts v into a 0-dim tensor of x's dtype (given as dtype=)
+        if explicit:
+            return explicit
+        v = a.py(0, None, None)
+        return "bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else \
+            "float32" if isinstance(v, float) else None
     if rule == "creation_full":
         if explicit:
             return explicit
