@@ -337,22 +337,27 @@ def markdown(store: dict[str, Any]) -> str:
         mark = "" if p == m else " **x**"
         return f"{'>= ' if lb else ''}{p} / {m}{mark}"
 
-    out = [f"torch {store.get('torch')}, target cpu: kpredict's static prediction / the CPU oracle's measurement "
-           "(`kpredict verify --device cpu`); **x** marks a miss, `-` a model not measured.", "",
-           "| zoo | model | built as | eager kernels | eager bytes | compiled kernels | not understood |",
-           "|---|---|---|---|---|---|---|"]
+    out = [f"torch {store.get('torch')}: kpredict's static prediction / the measurement: eager and compiled on cpu "
+           "by the CPU oracle (`kpredict verify --device cpu`), compiled on cuda by cudagen (Inductor's CUDA code "
+           "generation on fake H100 tensors); **x** marks a miss, `-` a figure not measured.", "",
+           "| zoo | model | built as | eager kernels | eager bytes | compiled kernels, cpu | compiled, cuda | "
+           "not understood |",
+           "|---|---|---|---|---|---|---|---|"]
     for key, r in store["rows"].items():
         p, m = r["predicted_cpu"], r["measured_cpu"] or {}
-        ok = m and not m.get("error")
+        g, mg = r.get("predicted_cuda") or {}, r.get("measured_cuda_sim") or {}
+        ok, okg = m and not m.get("error"), mg and not mg.get("error")
         out.append(f"| {r['zoo']} | {r['model']} | `{r['builder'].split('.')[-1]}` | "
                    f"{cell(p['eager'], m.get('eager') if ok else None, p['lower_bound'])} | "
                    f"{cell(p['eager_bytes'], m.get('eager_bytes') if ok else None, p['lower_bound'])} | "
                    f"{cell(p['compiled'], m.get('compiled') if ok else None, p['lower_bound'])} | "
+                   f"{cell(g.get('compiled'), mg.get('compiled') if okg else None, bool(g.get('lower_bound')))} | "
                    f"{', '.join(p['causes']) or ''} |")
-    out += ["", "| zoo | models | measured | eager exact | bytes exact | compiled exact |", "|---|---|---|---|---|---|"]
+    out += ["", "| zoo | models | eager exact | bytes exact | compiled exact, cpu | compiled exact, cuda |",
+            "|---|---|---|---|---|---|"]
     for zoo, sm in store["summary"].items():
-        out.append(f"| {zoo} | {sm['models']} | {(sm['eager_exact'] or '0/0').split('/')[1]} | "
-                   f"{sm['eager_exact'] or '-'} | {sm['bytes_exact'] or '-'} | {sm['compiled_exact'] or '-'} |")
+        out.append(f"| {zoo} | {sm['models']} | {sm['eager_exact'] or '-'} | {sm['bytes_exact'] or '-'} | "
+                   f"{sm['compiled_exact'] or '-'} | {sm.get('cuda_compiled_exact') or '-'} |")
     return "\n".join(out) + "\n"
 
 
