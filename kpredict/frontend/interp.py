@@ -1002,7 +1002,7 @@ class Interpreter(ObjectModel):
                     self.apply(_INPLACE[type(s.op)], view, [rhs], {}, s)
                     return
             elif isinstance(obj, (Seq, Dict, Py)):  # `split[0] += n` on a list (timm's _split_channels)
-                cur = self.ev(s.target, frame)
+                cur = self.subscript(obj, s.target, frame)
                 if isinstance(cur, TensorRef) and type(s.op) in _INPLACE:  # `outs[i] += t`: Tensor.__iadd__
                     self.assign(s.target, self.apply(_INPLACE[type(s.op)], cur, [rhs], {}, s), frame, s)
                     return

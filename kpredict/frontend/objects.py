@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 
 from kpredict.frontend import imports as I
 from kpredict.frontend import shapes as S
+from kpredict.frontend import strides as L
 from kpredict.frontend.catalogue import catalogue_module, function_api, variant_method
 from kpredict.frontend.frame import MAX_ITEMS, Frame, _Break, _Budget, _Continue, _Return, py
 from kpredict.frontend.frame import MISSING as M
@@ -1250,17 +1251,14 @@ class ObjectModel:
             return Py(self.shared.mode == "compiled")
         if name == "contiguous" and args and isinstance(args[0], TensorRef):
             return Py(self.value(args[0]).contiguous)
-        if name == "strided_last":  # known strides whose last dim (of more than one element) is not of stride 1
+        if name in ("strided_last", "channels_last"):  # layout questions on known strides (False if not known)
             st = self.strides_of(args[0]) if args and isinstance(args[0], TensorRef) else None
             shape = self.meta(args[0]).shape if st is not None else None
-            return Py(bool(st) and bool(shape) and shape[-1] != 1 and st[-1] != 1)
-        if name == "channels_last":  # a 4-D tensor whose known strides are NHWC-ordered (a permuted NHWC view)
-            st = self.strides_of(args[0]) if args and isinstance(args[0], TensorRef) else None
-            shape = self.meta(args[0]).shape if st is not None else None
-            if st is None or shape is None or len(st) != 4 or None in shape:
+            if not st or not shape:
                 return Py(False)
-            order = [d for d in sorted(range(4), key=lambda d: -st[d]) if shape[d] != 1]
-            return Py(order == [d for d in (0, 2, 3, 1) if shape[d] != 1] and (shape[1] == 1 or st[1] == 1))
+            if name == "strided_last":  # a last dim of more than one element not of stride 1
+                return Py(shape[-1] != 1 and st[-1] != 1)
+            return Py(None not in shape and L.nhwc_ordered(tuple(shape), st))  # type: ignore[arg-type]
         if name == "known":  # whether a value is known statically (libraries.toml picks a default if not)
             return Py(bool(args) and isinstance(args[0], Py))
         if name == "assume" and args and isinstance(args[0], Py):

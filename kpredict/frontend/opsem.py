@@ -323,7 +323,7 @@ def _pool_layout(it: Interpreter, src: TensorRef, out: TensorRef) -> None:
     st, shape, oshape = it.strides_of(src), it.meta(src).shape, it.meta(out).shape
     if st is None or shape is None or oshape is None or None in oshape or len(shape) != 4 or len(oshape) != 4:
         return
-    if L.is_contiguous(tuple(shape), st) or not (st[1] == 1 and st[3] >= shape[1] and st[2] >= st[3]):
+    if None in shape or L.is_contiguous(tuple(shape), st) or not L.nhwc_ordered(tuple(shape), st):
         return
     n, c, h, w = oshape
     it.set_strides(out, (h * w * c, 1, w * c, c))

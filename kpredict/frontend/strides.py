@@ -37,6 +37,15 @@ def is_contiguous(shape: Shape, strides: Strides) -> bool:
     return True
 
 
+def nhwc_ordered(shape: Shape, strides: Strides) -> bool:
+    """A 4-D layout whose dims, largest stride first, are N, H, W, C with C of stride 1 (size-1 dims do
+    not count): channels-last order, dense or not (a permuted NHWC tensor, a channel slice of one)."""
+    if len(shape) != 4 or len(strides) != 4:
+        return False
+    order = [d for d in sorted(range(4), key=lambda d: -strides[d]) if shape[d] != 1]
+    return order == [d for d in (0, 2, 3, 1) if shape[d] != 1] and (shape[1] == 1 or strides[1] == 1)
+
+
 def is_dense(shape: Shape, strides: Strides) -> bool:
     """Non-overlapping and dense: some permutation of the dims is contiguous."""
     dims = sorted((s, d) for d, s in zip(shape, strides) if d != 1)
