@@ -194,6 +194,7 @@ class Kernel:
     kind: str = "generated"  # generated | extern | fallback | eager | memcpy (bytes moved, no launch)
     graph: int = 0
     launches: int = 1
+    inner: bool = False  # launched by ATen inside the extern or fallback call before it (not in the wrapper code)
 
     @property
     def launched(self) -> int:
@@ -245,6 +246,9 @@ class CompiledFigures(Figures):
     graphs: int = 1
     graph_breaks: list[GraphBreak] = field(default_factory=list)
     kernel_names: list[str] = field(default_factory=list)
+    # launches ATen makes inside an extern call (a bias copied into the output before cuBLAS): counted
+    # in `kernels` as the GPU runs them; Inductor's generated wrapper shows the call once
+    extern_inner: int = 0
 
 
 @dataclass(slots=True)

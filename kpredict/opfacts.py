@@ -52,6 +52,12 @@ class OpFact:
     # the name of the aten op eager runs, where `aten` lists the ops of Inductor's decomposition that name
     # the fused kernel instead (upsample_bilinear2d: eager runs it, compiled kernels say _unsafe_index)
     eager_name: str | None = None
+    # nodes of the FX graph Inductor receives for one such op (its decomposition, getitems included):
+    # what decide_layout_opt counts against the convolutions
+    fx_nodes: int = 1
+    # compiled: Inductor's lowering calls realize_hint() on the input (a window op reads each element
+    # several times): an unrealized pointwise input that loads more than one buffer becomes a kernel
+    realize_input: bool = False
     source: str = ""
 
     def eager_kernels(self, target: str) -> int:
@@ -146,6 +152,8 @@ def _fact(name: str, d: dict, base: OpFact | None = None) -> OpFact:
         eager_copy=d.get("eager_copy", b.eager_copy if b else True),
         profiler_row={**(b.profiler_row if b else {}), **_as_target_map(d.get("profiler_row"))},
         eager_name=d.get("eager_name", b.eager_name if b else None),
+        fx_nodes=d.get("fx_nodes", b.fx_nodes if b else 1),
+        realize_input=d.get("realize_input", b.realize_input if b else False),
         source=d.get("source", b.source if b else ""),
     )
 

@@ -26,7 +26,8 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
         graphs = len({op.graph for op in traced if op.region != EAGER_REGION})
     cf = CompiledFigures(kernels=c.kernels, reads=c.reads, writes=c.writes, bytes=c.bytes, syncs=c_syncs,
                          graphs=graphs, graph_breaks=list(fg.graph_breaks),
-                         kernel_names=[k.name for k in compiled for _ in range(k.launches)])
+                         kernel_names=[k.name for k in compiled for _ in range(k.launches)],
+                         extern_inner=sum(k.launches for k in compiled if k.inner))
     group_of: dict[int, int] = {}
     for i, k in enumerate(compiled):
         for oid in k.ops:

@@ -174,12 +174,99 @@ def _dense_spatial(fg: FunctionGraph, conv: Op | None) -> bool:
     return bool(shape and len(shape) >= 3 and shape[1] != 1 and any(k != 1 for k in shape[2:]))
 
 
+CONV_OPS = frozenset(("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                      "convolution"))
+
+
+def _conv_kind(fg: FunctionGraph, conv: Op) -> tuple[str, int] | None:
+    """The class Inductor's decide_layout_opt gives a convolution (grouped, small, in_out, default) and
+    a figure proportional to its flops; None where a shape is not known."""
+    x, w, out = (fg.values.get(v) for v in (conv.inputs[0], conv.inputs[1], conv.outputs[0] if conv.outputs else -1))
+    shapes = [v.meta.shape if v is not None else None for v in (x, w, out)]
+    if any(s is None or len(s) < 3 or any(d is None for d in s) for s in shapes):
+        return None
+    xs, ws, os_ = shapes
+    o, i_g = ws[0], ws[1]
+    if conv.name.startswith("conv_transpose"):
+        o, i_g = ws[1], ws[0]  # (I, O/g, k...) [SRC torch/_inductor/graph.py reads args[1] as laid out]
+    kernel = 1
+    for d in ws[2:]:
+        kernel *= d
+    spatial = 1
+    for d in os_[2:]:
+        spatial *= d
+    flops = os_[0] * spatial * ws[0] * ws[1] * kernel
+    groups = xs[1] // i_g if not conv.name.startswith("conv_transpose") and i_g else 1
+    if groups > 1 and ws[1] > 1:
+        return "grouped", flops
+    if ws[0] <= 64 and ws[1] <= 64:
+        return "small", flops
+    if ws[0] * 2 <= ws[1] and ws[2] > 1:
+        return "in_out", flops
+    return "default", flops
+
+
+def _layout_opt(fg: FunctionGraph, ops: list[Op], conf: dict) -> bool:
+    """Inductor's decide_layout_opt for an inference graph: no channels-last layout when the graph
+    has 300 or more nodes per convolution, or when the flops of its convolutions weighted by the
+    measured channels-last speedups of their class exceed their plain flops [SRC torch 2.13
+    _inductor/graph.py GraphLowering.decide_layout_opt; rules/targets.toml]. The node count is the
+    graph's ops (views included) and tensor inputs, fewer than the decomposed FX graph Inductor counts."""
+    convs = [op for op in ops if op.category == "extern" and op.name in CONV_OPS and len(op.inputs) >= 2]
+    if not convs:
+        return True
+    used = {v for op in ops for v in op.inputs if fg.values.get(v) is not None and fg.values[v].producer is None}
+    facts = default_table().ops
+    nodes = len(used) + 1 + sum((f.fx_nodes if (f := facts.get(op.name)) else 1) for op in ops
+                                if not op.free_reason and op.only != "eager" and op.name != "conv_layout")
+    if nodes >= conf["layout_nodes_per_conv"] * len(convs):
+        return False
+    mult = conf["layout_flop_multipliers"]
+    total = weighted = 0.0
+    for conv in convs:
+        kind = _conv_kind(fg, conv)
+        if kind is not None:
+            total += kind[1]
+            weighted += kind[1] * mult[kind[0]]
+    return weighted <= total
+
+
+def choose_layout(fg: FunctionGraph, conf: dict) -> FunctionGraph:
+    """Where the target decides channels-last per graph (cuda), a graph decided against it runs its
+    convolutions in the layout they are given: the copies before them (`conv_layout` of input and
+    weight) are views of what they copy, unless the input is not contiguous; the one after is the
+    bias add Inductor peels off the convolution, or nothing without a bias [M-CUDA cudagen, torch
+    2.13: timm vit_tiny's patch embedding, one convolution, its bias added in the kernel after]."""
+    if conf.get("layout_optimization") != "heuristic" or "conv_layout" not in map(_NAME, fg.ops):
+        return fg
+    graphs: dict[int, list[Op]] = {}
+    for op in fg.ops:
+        graphs.setdefault(op.graph, []).append(op)
+    off = {g for g, ops in graphs.items() if not _layout_opt(fg, ops, conf)}
+    if not off:
+        return fg
+    made_by = {v: op for op in fg.ops for v in op.outputs}
+    values = dict(fg.values)
+    ops = []
+    for op in fg.ops:
+        if op.name == "conv_layout" and op.graph in off and len(op.inputs) == 1 and not op.free_reason:
+            src = made_by.get(op.inputs[0])
+            if src is not None and src.category == "extern" and src.name in CONV_OPS:
+                if len(src.inputs) < 3:  # no bias: the convolution writes what its readers read
+                    op = _as_view(op, op.inputs[0], values, "no channels-last layout in this graph")
+            elif values[op.inputs[0]].contiguous:
+                op = _as_view(op, op.inputs[0], values, "no channels-last layout in this graph")
+        ops.append(op)
+    return replace(fg, ops=ops, values=values)
+
+
 def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     """The graph Inductor schedules: without eager-only ops (torch.nn catalogue), constants folded,
     layout copies shared (C++). Each step returns its input when it changes nothing."""
     if any(op.only == "eager" for op in fg.ops):
         fg = replace(fg, ops=[op for op in fg.ops if op.only != "eager"])
     fg = fold_constants(fg)
+    fg = choose_layout(fg, conf)
     if conf.get("kernel_groups"):
         fg = share_layout_copies(fg)
     return fg
@@ -330,11 +417,37 @@ class Scheduler:
         """A pointwise group used only by `n` is inlined into it, whatever its size (broadcast operands)."""
         return g.red is None and all(self.users.get(o, set()) <= set(g.nodes) | {n.op.oid} for o in g.nodes)
 
+    def loads(self, g: Group) -> int:
+        """Buffers a pointwise group loads at a varying index (what Inductor's realize_hint counts):
+        its inputs from outside it, less one-element ones; the bias a convolution's layout kernel adds."""
+        inside = {st for o in g.nodes for st in self.outs[o]}
+        loads: set[int] = set()
+        extra = 0
+        producer = self._producers()
+        for o in g.nodes:
+            op = self.ops[o]
+            for v, st in zip(op.inputs, self.ins[o]):
+                if st not in inside and _numel(self.fg, v) != 1:
+                    loads.add(st)
+            if op.name == "conv_layout" and op.inputs and (src := producer.get(op.inputs[0])) is not None \
+                    and src.name in CONV_OPS and len(src.inputs) > 2:
+                extra += 1  # the bias Inductor peeled off the convolution
+        return len(loads) + extra
+
+    def _producers(self) -> dict[int, Op]:
+        producer = getattr(self, "_producer_cache", None)  # once per function
+        if producer is None:
+            producer = self._producer_cache = {vid: op for op in self.fg.ops for vid in op.outputs}
+        return producer
+
     def can_fuse(self, g: Group, n: Node, horizontal: bool = False) -> bool:
         if g.kind != "fused" or n.kind not in ("pw", "red"):
             return False
         if self.realized(g) >= MAX_FUSION_SIZE:
             return False
+        if g.red is None and (f := default_table().ops.get(n.op.name)) is not None and f.realize_input \
+                and self.loads(g) > 1:
+            return False  # a window op realizes an input that loads several buffers (realize_hint)
         if g.red is None:
             if g.numel is None or n.numel is None or g.numel == n.numel:
                 return True
@@ -916,7 +1029,7 @@ class Scheduler:
                     n = fact.own_launches(self.target) if fact is not None else 1
                     if n > 1:
                         kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), (), (),
-                                              g.kind, gi, n - 1))
+                                              g.kind, gi, n - 1, inner=True))
                 continue
             names = self.kernel_name_parts(gops, nodes)
             if "__addmm__" in g.dtypes:
@@ -957,9 +1070,7 @@ class Scheduler:
     def kernel_name_parts(self, gops: list[Op], nodes: dict[int, Node]) -> list[str]:
         names: set[str] = set()
         own = {op.oid for op in gops}
-        producer = getattr(self, "_producer_cache", None)  # once per function, not once per kernel
-        if producer is None:
-            producer = self._producer_cache = {vid: op for op in self.fg.ops for vid in op.outputs}
+        producer = self._producers()  # once per function, not once per kernel
         for op in gops:
             names.update(op.aten)
             # views feeding the kernel's ops are part of its index arithmetic, and of its name
