@@ -81,6 +81,9 @@ class Value:
     producer: int | None = None  # op id; None for function inputs and constants
     is_input: bool = False
     name: str | None = None
+    # its last dim is not the one adjacent in memory (a transposed view, a result laid out like one):
+    # a reduction over that dim loads across rows, which Inductor's reduction hint calls outer
+    strided_rows: bool = False
 
 
 # Op.region of an op that torch.compile runs outside any graph: Dynamo skips the frame it is in (a

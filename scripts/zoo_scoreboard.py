@@ -292,6 +292,20 @@ CUDA_CHILD = """
 import importlib, json, sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 import torch, fakecuda, kp
+from torch._prims_common import suggest_memory_format
+
+# A CPU build of torch cannot pick cuDNN for a fake CUDA convolution, so FakeTensor's conv gives every
+# output the contiguous layout; on a GPU cuDNN writes channels-last where the input or the weight is
+# channels-last (ATen ConvUtils.h cudnn_conv_suggest_memory_format, cuDNN >= 7603, 4-D; a channels-last
+# depthwise convolution takes cuDNN too: Convolution.cpp use_cudnn_depthwise). What a reduction after
+# a convolution reads (LayerNorm2d, GroupNorm: inner or outer rows) follows that layout.
+_backend_format = torch._C._conv_determine_backend_memory_format
+def _cudnn_format(inp, weight, backend):
+    if weight.dim() == 4 and inp.dtype != torch.float64 and torch.channels_last in (
+            suggest_memory_format(inp), suggest_memory_format(weight)):
+        return torch.channels_last
+    return _backend_format(inp, weight, backend)
+torch._C._conv_determine_backend_memory_format = _cudnn_format
 mod = importlib.import_module(sys.argv[3])  # a module of its own name, so that Dynamo finds MODEL
 x = eval("torch." + sys.argv[4])
 with torch.no_grad():
@@ -404,12 +418,16 @@ def main() -> int:
                 mkey = f"{key}|{tv}|{dev}"
                 old = measured_store.get(mkey)
                 partial = bool(old and old.get("eager_only"))  # a full measurement replaces an eager-only one
+                stale_sim = dev == "cuda-sim" and old is not None and not old.get("cudnn_layout")
                 if (args.measure or args.remeasure) and (args.remeasure or not old or old.get("script") != digest
-                                                         or (partial and not args.eager_only)):
+                                                         or (partial and not args.eager_only) or stale_sim):
                     t1 = time.time()
                     fig = fn()
+                    prev = {"cudagen_contiguous_conv": old["compiled"]} if (
+                        dev == "cuda-sim" and old and not old.get("cudnn_layout") and old.get("compiled")) else {}
                     measured_store[mkey] = {"script": digest, "seconds": round(time.time() - t1, 1), **asdict(fig),
-                                            **({"eager_only": True} if args.eager_only and dev == "cpu" else {})}
+                                            **({"eager_only": True} if args.eager_only and dev == "cpu" else {}),
+                                            **({"cudnn_layout": True} if dev == "cuda-sim" else {}), **prev}
                     args.out.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n")
         finally:
             path.unlink()

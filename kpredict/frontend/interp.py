@@ -559,7 +559,9 @@ class Interpreter(ObjectModel):
         self.shared.strides[t.vid] = st
         shape = self.meta(t).shape
         if shape is not None and None not in shape:
-            self.value(t).contiguous = L.is_contiguous(tuple(shape), st)  # type: ignore[arg-type]
+            v = self.value(t)
+            v.contiguous = L.is_contiguous(tuple(shape), st)  # type: ignore[arg-type]
+            v.strided_rows = bool(shape) and shape[-1] > 1 and st[-1] != 1
 
     def meta(self, v: object) -> TensorMeta:
         if isinstance(v, TensorRef):

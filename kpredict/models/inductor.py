@@ -231,6 +231,78 @@ def _layout_opt(fg: FunctionGraph, ops: list[Op], conf: dict) -> bool:
     return weighted <= total
 
 
+def _plain_layout_graphs(fg: FunctionGraph, conf: dict) -> set[int]:
+    """Graphs with a convolution that Inductor keeps in the given layout (decide_layout_opt)."""
+    graphs: dict[int, list[Op]] = {}
+    for op in fg.ops:
+        graphs.setdefault(op.graph, []).append(op)
+    return {g for g, ops in graphs.items() if not _layout_opt(fg, ops, conf)}
+
+
+def row_layouts(fg: FunctionGraph, conf: dict) -> FunctionGraph:
+    """An inner reduction (layer norm over the last dim) whose full-size loads mostly run across rows
+    is an outer one to Inductor, which then splits it and puts its epilogue in a kernel of its own.
+    Inductor inlines the pointwise ops before a reduction, so its loads are the tensors those ops
+    read (through views and the rescaling a norm's epilogue applies); a load is across rows when the tensor's last dim is not adjacent in memory
+    (Value.strided_rows: a transposed view, a result laid out like one); a tie is outer [SRC torch
+    2.13 _inductor/ir.py Reduction.num_splits get_read_indices; M-CUDA cudagen: timm vit_tiny's
+    first layer norm over the transposed patch embedding, mixer_s16's token-major residual stream].
+    Only where reductions split (cuda) and convolutions keep their layout: in a channels-last graph
+    compiled strides are not eager's."""
+    if not conf.get("split_reductions") or not any(op.category == "reduction" for op in fg.ops):
+        return fg
+    conv_graphs = {op.graph for op in fg.ops if op.category == "extern" and op.name in CONV_OPS}
+    plain = _plain_layout_graphs(fg, conf) if conv_graphs else set()
+    producer = {v: op for op in fg.ops for v in op.outputs}
+    changed = []
+    for op in fg.ops:
+        if op.category != "reduction" or op.reduce_axis != "inner" or not op.inputs or op.free_reason \
+                or (op.graph in conv_graphs and op.graph not in plain):
+            continue
+        x = fg.values.get(op.inputs[0])
+        full = x.meta.shape if x is not None else None
+        if full is None or None in full:
+            continue
+        inner = outer = 0
+        stack, seen = [op.inputs[0]], set()
+        while stack and len(seen) < 64:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            p = producer.get(v)
+            if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason \
+                    and p.graph == op.graph:
+                stack.extend(p.inputs)
+                continue
+            if p is not None and (p.category == "noop" or (p.free_reason and p.inputs)
+                                  or (p.name in ROW_EPILOGUE and p.graph == op.graph and p.inputs)):
+                stack.append(p.inputs[0])  # a norm's output is its input rescaled: an inlined epilogue
+                continue
+            val = fg.values.get(v)
+            if val is None or not _full_size(val.meta.shape, full):
+                continue
+            if val.strided_rows:
+                outer += 1
+            else:
+                inner += 1
+        if outer and outer >= inner:
+            changed.append(op.oid)
+    if not changed:
+        return fg
+    ids = set(changed)
+    return replace(fg, ops=[replace(op, reduce_axis="outer") if op.oid in ids else op for op in fg.ops])
+
+
+def _full_size(shape: tuple | None, full: tuple) -> bool:
+    """A load that varies along every dim of the reduction's input: its shape, or that shape with
+    one dim of another size (a part of a concatenation), not a broadcast (a dim of 1 there)."""
+    if shape is None or len(shape) != len(full):
+        return False
+    differ = [(a, b) for a, b in zip(shape, full) if a != b]
+    return len(differ) <= 1 and all(a is not None and a != 1 for a, _ in differ)
+
+
 def choose_layout(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     """Where the target decides channels-last per graph (cuda), a graph decided against it runs its
     convolutions in the layout they are given: the copies before them (`conv_layout` of input and
@@ -239,10 +311,7 @@ def choose_layout(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     2.13: timm vit_tiny's patch embedding, one convolution, its bias added in the kernel after]."""
     if conf.get("layout_optimization") != "heuristic" or "conv_layout" not in map(_NAME, fg.ops):
         return fg
-    graphs: dict[int, list[Op]] = {}
-    for op in fg.ops:
-        graphs.setdefault(op.graph, []).append(op)
-    off = {g for g, ops in graphs.items() if not _layout_opt(fg, ops, conf)}
+    off = _plain_layout_graphs(fg, conf)
     if not off:
         return fg
     made_by = {v: op for op in fg.ops for v in op.outputs}
@@ -267,6 +336,7 @@ def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
         fg = replace(fg, ops=[op for op in fg.ops if op.only != "eager"])
     fg = fold_constants(fg)
     fg = choose_layout(fg, conf)
+    fg = row_layouts(fg, conf)
     if conf.get("kernel_groups"):
         fg = share_layout_copies(fg)
     return fg
@@ -418,8 +488,9 @@ class Scheduler:
         return g.red is None and all(self.users.get(o, set()) <= set(g.nodes) | {n.op.oid} for o in g.nodes)
 
     def loads(self, g: Group) -> int:
-        """Buffers a pointwise group loads at a varying index (what Inductor's realize_hint counts):
-        its inputs from outside it, less one-element ones; the bias a convolution's layout kernel adds."""
+        """Loads at a varying index that a pointwise group makes (what Inductor's realize_hint counts):
+        its inputs from outside it, less one-element ones; the bias a convolution's layout kernel adds;
+        a pooling window's several loads of its input."""
         inside = {st for o in g.nodes for st in self.outs[o]}
         loads: set[int] = set()
         extra = 0
@@ -432,6 +503,8 @@ class Scheduler:
             if op.name == "conv_layout" and op.inputs and (src := producer.get(op.inputs[0])) is not None \
                     and src.name in CONV_OPS and len(src.inputs) > 2:
                 extra += 1  # the bias Inductor peeled off the convolution
+            elif "pool" in op.name:
+                extra += 1  # a pooling window loads its input at several indices
         return len(loads) + extra
 
     def _producers(self) -> dict[int, Op]:
@@ -462,8 +535,12 @@ class Scheduler:
                 return not split
             if n.numel == rout:
                 return True
-            return n.numel == rin and not split
-        # reduction after reduction
+            # a split norm's full-size epilogue is a pointwise kernel of its own: it takes the
+            # full-size pointwise ops after it [M-CUDA cudagen: fixtures/ops/cuda_layouts.py token_norms]
+            return n.numel == rin and (not split or any(self.ops[o].name in ROW_EPILOGUE for o in g.nodes))
+        # reduction after reduction: never into a split one, whose kernels end with its second level
+        if split:
+            return False
         if rin is None or n.numel is None:
             return True
         if n.numel == rin and n.rout == rout:
