@@ -32,6 +32,8 @@ FUSIBLE = ("pointwise", "reduction", "random")
 # ops that read a few rows of their producer's output through an index: on CPU they join the
 # kernel of the reduction that produced it (log_softmax + nll_loss, layer_norm + x[:, [-1]])
 GATHER_EPILOGUES = ("index", "nll_loss_forward", "nll_loss2d_forward")
+UNROLL_REDUCTIONS = 8  # config.unroll_reductions_threshold
+REALIZE_READS = 4  # config.realize_reads_threshold: a value read twice with more loads is stored [SRC torch 2.13 _inductor/ir.py should_realize_on_reuse]
 MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; NOTE cheat sheet 19]
 # reductions that carry their own full-size epilogue (row statistics, then every element rescaled)
 ROW_EPILOGUE = ("_softmax", "_log_softmax", "layer_norm", "rms_norm")
@@ -256,12 +258,17 @@ def row_layouts(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     producer = {v: op for op in fg.ops for v in op.outputs}
     changed = []
     for op in fg.ops:
-        if op.category != "reduction" or op.reduce_axis != "inner" or not op.inputs or op.free_reason \
-                or (op.graph in conv_graphs and op.graph not in plain):
+        if op.category != "reduction" or op.reduce_axis != "inner" or not op.inputs or op.free_reason:
             continue
         x = fg.values.get(op.inputs[0])
         full = x.meta.shape if x is not None else None
         if full is None or None in full:
+            continue
+        if op.graph in conv_graphs and op.graph not in plain:
+            # channels-last: a reduction over the spatial dims of an image (squeeze-excite's mean) runs
+            # across rows [M-CUDA cudagen with cuDNN's layout: timm seresnet18]
+            if len(full) == 4 and op.reduce_len == full[2] * full[3] and full[1] > 1:
+                changed.append(op.oid)
             continue
         inner = outer = 0
         stack, seen = [op.inputs[0]], set()
@@ -454,6 +461,11 @@ class Scheduler:
             if op.name in ("_softmax", "_log_softmax", "layer_norm", "rms_norm"):
                 # row statistics + a full-size epilogue in one kernel
                 return Node(op, "red", in_n, rout, deps=deps)
+            if op.reduce_len is not None and op.reduce_len < UNROLL_REDUCTIONS and (rout or out_n) != 1:
+                # a reduction of fewer than 8 elements is a pointwise node over its outputs
+                # [SRC torch 2.13 _inductor/ir.py Reduction.create, config.unroll_reductions_threshold;
+                # M-CUDA cudagen: timm seresnet18's squeeze of a 2x2 map after a batch norm read twice]
+                return Node(op, "pw", out_n, deps=deps)
             return Node(op, "red", in_n, rout if rout is not None else out_n, deps=deps)
         return Node(op, "pw", out_n, deps=deps)
 
@@ -463,15 +475,18 @@ class Scheduler:
         c = self.conf
         if not c["split_reductions"] or g.red is None:
             return False
-        rin, rout = g.red
-        if rin is None or rout is None or rout == 0:
-            return False
-        rlen = rin // rout
         if any(self.ops[o].name in ("argmax", "argmin") for o in g.nodes):
             return False
+        return self._splits(g.red[0], g.red[1], g.red_axis)
+
+    def _splits(self, rin: int | None, rout: int | None, axis: str | None) -> bool:
+        c = self.conf
+        if not c["split_reductions"] or rin is None or rout is None or rout == 0:
+            return False
+        rlen = rin // rout
         if rout == 1:
             return rlen > c["split_full_min_len"]
-        if g.red_axis == "outer":
+        if axis == "outer":
             return rout < c["split_outer_max_outputs"] and rlen > c["split_outer_min_len"]
         return rout < c["split_inner_max_outputs"] and rlen > c["split_inner_min_len"]
 
@@ -522,6 +537,13 @@ class Scheduler:
                 and self.loads(g) > 1:
             return False  # a window op realizes an input that loads several buffers (realize_hint)
         if g.red is None:
+            if n.kind == "red" and self.conf["split_reductions"] and n.op.name not in ("argmax", "argmin") \
+                    and len(self.users.get(g.nodes[-1], ())) > 1 and self.loads(g) > REALIZE_READS \
+                    and self._splits(n.numel, n.rout, n.op.reduce_axis):
+                # read again elsewhere and loading more than 4 buffers, the producer is realized
+                # (mark_reuse) and computed by a kernel of its own before a split reduction
+                # [M-CUDA cudagen with cuDNN's layout: timm seresnet18's batch norm before the squeeze]
+                return False
             if g.numel is None or n.numel is None or g.numel == n.numel:
                 return True
             # a smaller pointwise producer used only here is inlined (broadcast, arange, constants)
