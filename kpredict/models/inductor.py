@@ -33,6 +33,10 @@ FUSIBLE = ("pointwise", "reduction", "random")
 # kernel of the reduction that produced it (log_softmax + nll_loss, layer_norm + x[:, [-1]])
 GATHER_EPILOGUES = ("index", "nll_loss_forward", "nll_loss2d_forward")
 UNROLL_REDUCTIONS = 8  # config.unroll_reductions_threshold
+# activations whose decomposition reads their input twice [SRC torch/_decomp/decompositions.py silu,
+# gelu, hardswish, mish]
+SELF_REUSE = frozenset(("silu", "silu_", "gelu", "hardswish", "hardswish_", "mish", "mish_"))
+REALIZE_ACC_READS = 8  # config.realize_acc_reads_threshold
 REALIZE_READS = 4  # config.realize_reads_threshold: a value read twice with more loads is stored [SRC torch 2.13 _inductor/ir.py should_realize_on_reuse]
 MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; NOTE cheat sheet 19]
 # reductions that carry their own full-size epilogue (row statistics, then every element rescaled)
@@ -499,8 +503,22 @@ class Scheduler:
         return 1 if self.ops[o].category == "reduction" or len(self.users.get(o, ())) > 1 else 0
 
     def inlinable(self, g: Group, n: Node) -> bool:
-        """A pointwise group used only by `n` is inlined into it, whatever its size (broadcast operands)."""
-        return g.red is None and all(self.users.get(o, set()) <= set(g.nodes) | {n.op.oid} for o in g.nodes)
+        """A pointwise group used only by `n` is inlined into it, whatever its size (broadcast operands),
+        unless it loads more than 8 buffers: lowering then stores it (has_exceeded_max_reads) and a
+        consumer of another size reads it from memory [SRC torch 2.13 _inductor/graph.py run_node,
+        config.realize_acc_reads_threshold; M-CUDA cudagen: timm test_resnet's last residual add (two
+        batch norms) before the squeeze of its 2x2 map]."""
+        if g.red is not None or not all(self.users.get(o, set()) <= set(g.nodes) | {n.op.oid} for o in g.nodes):
+            return False
+        if not self.conf["split_reductions"]:
+            return True
+        loads = self.loads(g)
+        if loads > REALIZE_ACC_READS:
+            return False
+        # a value an activation reads twice in its decomposition (silu: x * sigmoid(x)) has two users
+        # in the FX graph: loading more than 4 buffers, it is stored (mark_reuse) [M-CUDA cudagen: timm
+        # test_efficientnet's head, batch norm then silu then the squeeze of a 2x2 map: 2 kernels]
+        return not (loads > REALIZE_READS and any(self.ops[o].name in SELF_REUSE for o in g.nodes))
 
     def loads(self, g: Group) -> int:
         """Loads at a varying index that a pointwise group makes (what Inductor's realize_hint counts):
