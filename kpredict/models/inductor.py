@@ -510,7 +510,7 @@ class Scheduler:
         batch norms) before the squeeze of its 2x2 map]."""
         if g.red is not None or not all(self.users.get(o, set()) <= set(g.nodes) | {n.op.oid} for o in g.nodes):
             return False
-        if not self.conf["split_reductions"]:
+        if not self.conf.get("stored_values_split"):
             return True
         loads = self.loads(g)
         if loads > REALIZE_ACC_READS:
@@ -528,12 +528,13 @@ class Scheduler:
         loads: set[int] = set()
         extra = 0
         producer = self._producers()
+        peeled = self.conf.get("conv_bias_peeled", False)
         for o in g.nodes:
             op = self.ops[o]
             for v, st in zip(op.inputs, self.ins[o]):
                 if st not in inside and _numel(self.fg, v) != 1:
                     loads.add(st)
-            if op.name == "conv_layout" and op.inputs and (src := producer.get(op.inputs[0])) is not None \
+            if op.name == "conv_layout" and peeled and op.inputs and (src := producer.get(op.inputs[0])) is not None \
                     and src.name in CONV_OPS and len(src.inputs) > 2:
                 extra += 1  # the bias Inductor peeled off the convolution
             elif "pool" in op.name:
@@ -551,8 +552,8 @@ class Scheduler:
             return False
         if self.realized(g) >= MAX_FUSION_SIZE:
             return False
-        if g.red is None and (f := default_table().ops.get(n.op.name)) is not None and f.realize_input \
-                and self.loads(g) > 1:
+        if g.red is None and self.conf.get("stored_values_split") \
+                and (f := default_table().ops.get(n.op.name)) is not None and f.realize_input and self.loads(g) > 1:
             return False  # a window op realizes an input that loads several buffers (realize_hint)
         if g.red is None:
             if n.kind == "red" and self.conf["split_reductions"] and n.op.name not in ("argmax", "argmin") \
