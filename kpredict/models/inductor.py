@@ -80,11 +80,25 @@ _NEUTRAL = frozenset(ZERO_CONSTANTS + ONE_CONSTANTS)
 _NAME = operator.attrgetter("name")
 
 
-def _as_view(op: Op, keep: int, values: dict, reason: str) -> Op:
-    """Op, made a free view of value `keep`: its output takes keep's storage (in `values`)."""
+def _as_view(op: Op, keep: int, values: dict, reason: str, moved: dict[int, int] | None = None) -> Op:
+    """Op, made a free view of value `keep`: its output takes keep's storage (in `values`); with
+    `moved`, the old storage -> the new one, for the views of the output (see _rehome)."""
     out, kept = values[op.outputs[0]], values[keep]
+    if moved is not None and out.storage != kept.storage:
+        moved[out.storage] = kept.storage
     values[out.vid] = replace(out, storage=kept.storage, contiguous=kept.contiguous)
     return replace(op, category="view", free_reason=reason, inputs=(keep,))
+
+
+def _rehome(values: dict, moved: dict[int, int]) -> None:
+    """Views of an output made a view share the storage it took (a flatten of it read later)."""
+    def final(st: int) -> int:
+        while st in moved:
+            st = moved[st]
+        return st
+    for vid, v in list(values.items()):
+        if v.storage in moved:
+            values[vid] = replace(v, storage=final(v.storage))
 
 
 def fold_constants(fg: FunctionGraph) -> FunctionGraph:
@@ -323,20 +337,37 @@ def choose_layout(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     if conf.get("layout_optimization") != "heuristic" or "conv_layout" not in map(_NAME, fg.ops):
         return fg
     off = _plain_layout_graphs(fg, conf)
-    if not off:
-        return fg
     made_by = {v: op for op in fg.ops for v in op.outputs}
+    conv_inputs = {op.inputs[0] for op in fg.ops if op.category == "extern" and op.name in CONV_OPS and op.inputs}
     values = dict(fg.values)
     ops = []
+    moved: dict[int, int] = {}
+    # a returned output is copied to the strides eager gives it (Inductor matches user-visible strides)
+    returned = {fg.values[v].storage for v in fg.returns if v in fg.values}
+    as_written: set[int] = set()  # outputs of convolutions read as cuDNN wrote them
     for op in fg.ops:
-        if op.name == "conv_layout" and op.graph in off and len(op.inputs) == 1 and not op.free_reason:
+        if op.name == "conv_layout" and len(op.inputs) == 1 and not op.free_reason:
             src = made_by.get(op.inputs[0])
-            if src is not None and src.category == "extern" and src.name in CONV_OPS:
-                if len(src.inputs) < 3:  # no bias: the convolution writes what its readers read
-                    op = _as_view(op, op.inputs[0], values, "no channels-last layout in this graph")
-            elif values[op.inputs[0]].contiguous:
-                op = _as_view(op, op.inputs[0], values, "no channels-last layout in this graph")
+            from_conv = src is not None and src.category == "extern" and src.name in CONV_OPS
+            if op.graph in off:
+                if from_conv:
+                    if len(src.inputs) < 3:  # no bias: the convolution writes what its readers read
+                        op = _as_view(op, op.inputs[0], values, "no channels-last layout in this graph", moved)
+                elif values[op.inputs[0]].contiguous:
+                    op = _as_view(op, op.inputs[0], values, "no channels-last layout in this graph", moved)
+            elif from_conv and len(src.inputs) < 3 and values[op.outputs[0]].storage not in returned:
+                # channels-last graph: cuDNN writes a channels-last output for a channels-last input,
+                # so a convolution without a bias needs no kernel after it, and one reading it none
+                # before [M-CUDA cudagen with cuDNN's layout rule: timm ese_vovnet19b_dw, depthwise
+                # then 1x1 convolutions]
+                op = _as_view(op, op.inputs[0], values, "written channels-last by cuDNN", moved)
+                as_written.add(op.outputs[0])
+            elif op.outputs[0] in conv_inputs and op.inputs[0] in as_written:
+                op = _as_view(op, op.inputs[0], values, "written channels-last by cuDNN", moved)
         ops.append(op)
+    if not moved:
+        return replace(fg, ops=ops, values=values) if ops != fg.ops else fg
+    _rehome(values, moved)
     return replace(fg, ops=ops, values=values)
 
 
