@@ -1157,6 +1157,10 @@ class Scheduler:
             if g.kind in ("extern", "fallback"):
                 op = nodes[g.nodes[0]].op
                 aten = op.aten[0] if op.aten else op.name
+                if op.name == "scaled_dot_product_attention" and op.outputs:
+                    # the fused kernel the target picks for the dtype (rules/targets.toml sdpa_kernel)
+                    dtype = self.fg.values[op.outputs[0]].meta.dtype or "float32"
+                    aten = self.conf["sdpa_kernel"].get(dtype, self.conf["sdpa_kernel"]["float32"])
                 if g.kind == "extern" and aten == "addmm" and self.conf["addmm_unfuse_bias"]:
                     if first_reader is None:  # one pass over the groups, not one per addmm
                         first_reader = {}
