@@ -20,7 +20,9 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
     table = table or default_table()
     out: list[Kernel] = []
     facts = table.ops
-    memcpy = frozenset(default_targets().get(target, {}).get("memcpy_copies", ()))
+    conf = default_targets().get(target, {})
+    memcpy = frozenset(conf.get("memcpy_copies", ()))
+    sdpa = conf.get("sdpa_kernel", {})  # the fused attention kernel the target runs per dtype
     for op in fg.ops:  # once per op of every function: no call per op
         if op.only == "compiled" or op.category in SILENT or op.free_reason:
             continue
@@ -31,6 +33,8 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
         if n == 0:
             continue
         name = f"aten::{fact.eager_name or (op.aten[0] if op.aten else op.name)}"
+        if op.name == "scaled_dot_product_attention" and sdpa and op.outputs:
+            name = f"aten::{sdpa.get(fg.values[op.outputs[0]].meta.dtype or 'float32', sdpa.get('float32'))}"
         reads = tuple(op.inputs)
         writes = tuple(op.outputs)
         if fact.eager_traffic is not None:
