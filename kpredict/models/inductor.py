@@ -110,6 +110,7 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
         return fg
     producer = {vid: op for op in fg.ops for vid in op.outputs}
     values = dict(fg.values)
+    moved: dict[int, int] = {}
     ops = []
     changed = False
     for op in fg.ops:
@@ -122,12 +123,13 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
             if len(consts) == 1 and len(others) == 1:
                 keep, out = values[others[0]], values[op.outputs[0]]
                 if keep.meta.shape is not None and keep.meta.shape == out.meta.shape:
-                    ops.append(_as_view(op, others[0], values, "folded: adds zero / multiplies by one"))
+                    ops.append(_as_view(op, others[0], values, "folded: adds zero / multiplies by one", moved))
                     changed = True
                     continue
         ops.append(op)
     if not changed:
         return fg
+    _rehome(values, moved)
     return replace(fg, ops=ops, values=values)
 
 
@@ -146,6 +148,7 @@ def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
                and len(op.inputs) > 1}  # a layout copy's output -> the convolution reading it
     made_by = {v: op for op in fg.ops for v in op.outputs}
     first: dict[tuple[int, bool], int] = {}  # (input value, spatial) -> output of its first layout copy
+    moved: dict[int, int] = {}
     values = dict(fg.values)
     ops = []
     changed = False
@@ -166,7 +169,7 @@ def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
                 # copy runs (the one after that convolution stays only for its other readers)
                 # [M-CPU /tmp probes, torch 2.13: conv 3x3 -> depthwise 7x7, 2x2/2 -> depthwise, 3x3 -> 1x1,
                 # depthwise -> 1x1: 4 kernels each; 3x3 -> 3x3: 5; timm convnext_atto 79]
-                ops.append(_as_view(op, before.inputs[0], values, "read as the convolution before wrote it"))
+                ops.append(_as_view(op, before.inputs[0], values, "read as the convolution before wrote it", moved))
                 changed = True
                 continue
             # the layout a kernel writes for a dense kxk convolution is not the one a 1x1 or depthwise
@@ -174,7 +177,7 @@ def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
             spatial = src in made_by_kernel and _dense_spatial(fg, conv_of.get(op.outputs[0]))
             key = (src, spatial)
             if key in first:
-                ops.append(_as_view(op, first[key], values, "the same layout copy as before"))
+                ops.append(_as_view(op, first[key], values, "the same layout copy as before", moved))
                 changed = True
                 continue
             if (src, not spatial) in first and src in made_by_kernel:
@@ -182,7 +185,10 @@ def share_layout_copies(fg: FunctionGraph) -> FunctionGraph:
                 changed = True
             first[key] = op.outputs[0]
         ops.append(op)
-    return replace(fg, ops=ops, values=values) if changed else fg
+    if not changed:
+        return fg
+    _rehome(values, moved)
+    return replace(fg, ops=ops, values=values)
 
 
 def _dense_spatial(fg: FunctionGraph, conv: Op | None) -> bool:
