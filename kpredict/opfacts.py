@@ -221,6 +221,12 @@ def default_targets() -> dict[str, dict]:
     return load_targets()
 
 
+def attention_kernel(conf: dict, dtype: str | None) -> str:
+    """The fused attention kernel a target runs for a dtype (rules/targets.toml sdpa_kernel)."""
+    kernels = conf["sdpa_kernel"]
+    return kernels.get(dtype or "float32", kernels["float32"])
+
+
 @lru_cache(maxsize=4)
 def default_table() -> OpTable:
     """The packaged table, loaded once per process (a pure function of the files on disk)."""

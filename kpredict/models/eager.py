@@ -11,7 +11,7 @@ tensor on cuda) moves its bytes without a kernel launch: kind "memcpy", counted 
 from __future__ import annotations
 
 from kpredict.ir import FunctionGraph, Kernel
-from kpredict.opfacts import OpTable, default_table, default_targets
+from kpredict.opfacts import OpTable, attention_kernel, default_table, default_targets
 
 SILENT = ("view", "alloc", "noop", "sync")
 
@@ -22,7 +22,6 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
     facts = table.ops
     conf = default_targets().get(target, {})
     memcpy = frozenset(conf.get("memcpy_copies", ()))
-    sdpa = conf.get("sdpa_kernel", {})  # the fused attention kernel the target runs per dtype
     for op in fg.ops:  # once per op of every function: no call per op
         if op.only == "compiled" or op.category in SILENT or op.free_reason:
             continue
@@ -33,8 +32,8 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
         if n == 0:
             continue
         name = f"aten::{fact.eager_name or (op.aten[0] if op.aten else op.name)}"
-        if op.name == "scaled_dot_product_attention" and sdpa and op.outputs:
-            name = f"aten::{sdpa.get(fg.values[op.outputs[0]].meta.dtype or 'float32', sdpa.get('float32'))}"
+        if op.name == "scaled_dot_product_attention" and "sdpa_kernel" in conf and op.outputs:
+            name = f"aten::{attention_kernel(conf, fg.values[op.outputs[0]].meta.dtype)}"
         reads = tuple(op.inputs)
         writes = tuple(op.outputs)
         if fact.eager_traffic is not None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from kpredict.ir import EAGER_REGION, FunctionGraph, Kernel, Op
 from kpredict.models.eager import eager_kernels
-from kpredict.opfacts import default_table, default_targets
+from kpredict.opfacts import attention_kernel, default_table, default_targets
 from kpredict.models.repeats import schedule_repeats
 
 FUSIBLE = ("pointwise", "reduction", "random")
@@ -211,10 +211,7 @@ def _conv_kind(fg: FunctionGraph, conv: Op) -> tuple[str, int] | None:
     shapes = [v.meta.shape if v is not None else None for v in (x, w, out)]
     if any(s is None or len(s) < 3 or any(d is None for d in s) for s in shapes):
         return None
-    xs, ws, os_ = shapes
-    o, i_g = ws[0], ws[1]
-    if conv.name.startswith("conv_transpose"):
-        o, i_g = ws[1], ws[0]  # (I, O/g, k...) [SRC torch/_inductor/graph.py reads args[1] as laid out]
+    xs, ws, os_ = shapes  # weight (O, I/g, k...), read as laid out for transposed ones too, as Inductor does
     kernel = 1
     for d in ws[2:]:
         kernel *= d
@@ -222,7 +219,7 @@ def _conv_kind(fg: FunctionGraph, conv: Op) -> tuple[str, int] | None:
     for d in os_[2:]:
         spatial *= d
     flops = os_[0] * spatial * ws[0] * ws[1] * kernel
-    groups = xs[1] // i_g if not conv.name.startswith("conv_transpose") and i_g else 1
+    groups = xs[1] // ws[1] if not conv.name.startswith("conv_transpose") and ws[1] else 1
     if groups > 1 and ws[1] > 1:
         return "grouped", flops
     if ws[0] <= 64 and ws[1] <= 64:
@@ -236,8 +233,8 @@ def _layout_opt(fg: FunctionGraph, ops: list[Op], conf: dict) -> bool:
     """Inductor's decide_layout_opt for an inference graph: no channels-last layout when the graph
     has 300 or more nodes per convolution, or when the flops of its convolutions weighted by the
     measured channels-last speedups of their class exceed their plain flops [SRC torch 2.13
-    _inductor/graph.py GraphLowering.decide_layout_opt; rules/targets.toml]. The node count is the
-    graph's ops (views included) and tensor inputs, fewer than the decomposed FX graph Inductor counts."""
+    _inductor/graph.py GraphLowering.decide_layout_opt; rules/targets.toml]. FX nodes: the graph's tensor
+    inputs, the output node, and per op its decomposition's nodes (`fx_nodes` in rules/ops.toml)."""
     convs = [op for op in ops if op.category == "extern" and op.name in CONV_OPS and len(op.inputs) >= 2]
     if not convs:
         return True
@@ -265,7 +262,7 @@ def _plain_layout_graphs(fg: FunctionGraph, conf: dict) -> set[int]:
     return {g for g, ops in graphs.items() if not _layout_opt(fg, ops, conf)}
 
 
-def row_layouts(fg: FunctionGraph, conf: dict) -> FunctionGraph:
+def row_layouts(fg: FunctionGraph, conf: dict, plain: set[int]) -> FunctionGraph:
     """An inner reduction (layer norm over the last dim) whose full-size loads mostly run across rows
     is an outer one to Inductor, which then splits it and puts its epilogue in a kernel of its own.
     Inductor inlines the pointwise ops before a reduction, so its loads are the tensors those ops
@@ -274,11 +271,10 @@ def row_layouts(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     2.13 _inductor/ir.py Reduction.num_splits get_read_indices; M-CUDA cudagen: timm vit_tiny's
     first layer norm over the transposed patch embedding, mixer_s16's token-major residual stream].
     Only where reductions split (cuda) and convolutions keep their layout: in a channels-last graph
-    compiled strides are not eager's."""
+    compiled strides are not eager's. plain: the graphs whose convolutions keep their layout."""
     if not conf.get("split_reductions") or not any(op.category == "reduction" for op in fg.ops):
         return fg
     conv_graphs = {op.graph for op in fg.ops if op.category == "extern" and op.name in CONV_OPS}
-    plain = _plain_layout_graphs(fg, conf) if conv_graphs else set()
     producer = {v: op for op in fg.ops for v in op.outputs}
     changed = []
     for op in fg.ops:
@@ -334,25 +330,27 @@ def _full_size(shape: tuple | None, full: tuple) -> bool:
     return len(differ) <= 1 and all(a is not None and a != 1 for a, _ in differ)
 
 
-def choose_layout(fg: FunctionGraph, conf: dict) -> FunctionGraph:
+def choose_layout(fg: FunctionGraph, conf: dict, off: set[int]) -> FunctionGraph:
     """Where the target decides channels-last per graph (cuda), a graph decided against it runs its
     convolutions in the layout they are given: the copies before them (`conv_layout` of input and
     weight) are views of what they copy, unless the input is not contiguous; the one after is the
     bias add Inductor peels off the convolution, or nothing without a bias [M-CUDA cudagen, torch
-    2.13: timm vit_tiny's patch embedding, one convolution, its bias added in the kernel after]."""
+    2.13: timm vit_tiny's patch embedding, one convolution, its bias added in the kernel after].
+    off: the graphs decided against channels-last."""
     if conf.get("layout_optimization") != "heuristic" or "conv_layout" not in map(_NAME, fg.ops):
         return fg
-    off = _plain_layout_graphs(fg, conf)
     made_by = {v: op for op in fg.ops for v in op.outputs}
     conv_inputs = {op.inputs[0] for op in fg.ops if op.category == "extern" and op.name in CONV_OPS and op.inputs}
     values = dict(fg.values)
     ops = []
+    changed = False
     moved: dict[int, int] = {}
     # a returned output is copied to the strides eager gives it (Inductor matches user-visible strides)
     returned = {fg.values[v].storage for v in fg.returns if v in fg.values}
     as_written: set[int] = set()  # outputs of convolutions read as cuDNN wrote them
     for op in fg.ops:
         if op.name == "conv_layout" and len(op.inputs) == 1 and not op.free_reason:
+            before = op
             src = made_by.get(op.inputs[0])
             from_conv = src is not None and src.category == "extern" and src.name in CONV_OPS
             if op.graph in off:
@@ -370,9 +368,10 @@ def choose_layout(fg: FunctionGraph, conf: dict) -> FunctionGraph:
                 as_written.add(op.outputs[0])
             elif op.outputs[0] in conv_inputs and op.inputs[0] in as_written:
                 op = _as_view(op, op.inputs[0], values, "written channels-last by cuDNN", moved)
+            changed = changed or op is not before
         ops.append(op)
-    if not moved:
-        return replace(fg, ops=ops, values=values) if ops != fg.ops else fg
+    if not changed:
+        return fg
     _rehome(values, moved)
     return replace(fg, ops=ops, values=values)
 
@@ -383,8 +382,10 @@ def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     if any(op.only == "eager" for op in fg.ops):
         fg = replace(fg, ops=[op for op in fg.ops if op.only != "eager"])
     fg = fold_constants(fg)
-    fg = choose_layout(fg, conf)
-    fg = row_layouts(fg, conf)
+    convs = conf.get("layout_optimization") == "heuristic" and any(op.name in CONV_OPS for op in fg.ops)
+    plain = _plain_layout_graphs(fg, conf) if convs else set()  # decided once for both passes below
+    fg = choose_layout(fg, conf, plain)
+    fg = row_layouts(fg, conf, plain)
     if conf.get("kernel_groups"):
         fg = share_layout_copies(fg)
     return fg
@@ -513,10 +514,7 @@ class Scheduler:
     # ------------------------------------------------------------------ the schedule
     def split(self, g: Group) -> bool:
         """Whether a CUDA reduction group splits into two kernels (docs/notes/inductor-rules.md B.4)."""
-        c = self.conf
-        if not c["split_reductions"] or g.red is None:
-            return False
-        if any(self.ops[o].name in ("argmax", "argmin") for o in g.nodes):
+        if g.red is None or any(self.ops[o].name in ("argmax", "argmin") for o in g.nodes):
             return False
         return self._splits(g.red[0], g.red[1], g.red_axis)
 
@@ -593,9 +591,9 @@ class Scheduler:
                 and (f := default_table().ops.get(n.op.name)) is not None and f.realize_input and self.loads(g) > 1:
             return False  # a window op realizes an input that loads several buffers (realize_hint)
         if g.red is None:
-            if n.kind == "red" and self.conf["split_reductions"] and n.op.name not in ("argmax", "argmin") \
-                    and len(self.users.get(g.nodes[-1], ())) > 1 and self.loads(g) > REALIZE_READS \
-                    and self._splits(n.numel, n.rout, n.op.reduce_axis):
+            if n.kind == "red" and self.conf.get("stored_values_split") and n.op.name not in ("argmax", "argmin") \
+                    and len(self.users.get(g.nodes[-1], ())) > 1 and self._splits(n.numel, n.rout, n.op.reduce_axis) \
+                    and self.loads(g) > REALIZE_READS:
                 # read again elsewhere and loading more than 4 buffers, the producer is realized
                 # (mark_reuse) and computed by a kernel of its own before a split reduction
                 # [M-CUDA cudagen with cuDNN's layout: timm seresnet18's batch norm before the squeeze]
@@ -1070,7 +1068,7 @@ class Scheduler:
             dtype = self.fg.values[n.op.outputs[0]].meta.dtype if n.op.outputs else None
             if mode == "half" and dtype not in ("float16", "bfloat16"):
                 continue
-            kname = self.conf["sdpa_kernel"].get(dtype or "float32", self.conf["sdpa_kernel"]["float32"])
+            kname = attention_kernel(self.conf, dtype)
             second.kind = "fallback"
             second.op = _with_aten(second.op, (kname,))
             second.deps = (second.deps | first_mm.deps | n.deps | {d for c in chain for d in nodes[c].deps}) - {
@@ -1163,10 +1161,8 @@ class Scheduler:
             if g.kind in ("extern", "fallback"):
                 op = nodes[g.nodes[0]].op
                 aten = op.aten[0] if op.aten else op.name
-                if op.name == "scaled_dot_product_attention" and op.outputs:
-                    # the fused kernel the target picks for the dtype (rules/targets.toml sdpa_kernel)
-                    dtype = self.fg.values[op.outputs[0]].meta.dtype or "float32"
-                    aten = self.conf["sdpa_kernel"].get(dtype, self.conf["sdpa_kernel"]["float32"])
+                if op.name == "scaled_dot_product_attention" and op.outputs:  # the target's fused kernel
+                    aten = attention_kernel(self.conf, self.fg.values[op.outputs[0]].meta.dtype)
                 if g.kind == "extern" and aten == "addmm" and self.conf["addmm_unfuse_bias"]:
                     if first_reader is None:  # one pass over the groups, not one per addmm
                         first_reader = {}
