@@ -106,7 +106,7 @@ _PY_BUILTINS = {
     "len", "range", "int", "float", "bool", "str", "print", "isinstance", "max", "min", "abs",
     "enumerate", "zip", "list", "tuple", "dict", "sum", "round", "super", "getattr", "hasattr",
     "setattr", "type", "sorted", "reversed", "any", "all", "set", "iter", "next", "repr", "divmod",
-    "callable", "id", "hash", "map", "filter", "format", "open", "vars", "issubclass",
+    "callable", "id", "hash", "map", "filter", "format", "open", "vars", "issubclass", "slice",
 }
 # (math.log, exp and prod are _MATH's: listed here as None, they were never computed)
 _PY_FUNCS = {"math.sqrt": lambda x: x ** 0.5, "math.ceil": lambda x: -int(-x // 1), "math.floor": lambda x: int(x // 1)}
@@ -2092,6 +2092,9 @@ class Interpreter(ObjectModel):
                 except Exception:  # noqa: BLE001
                     return Opaque("len")
             return Opaque("len")
+        if name == "slice":  # transformers' slice_logits_to_keep: `slice(-logits_to_keep, None)`
+            ok = allpy and 1 <= len(vals) <= 3 and all(v is None or type(v) is int for v in vals)
+            return Py(slice(*vals)) if ok else Opaque("slice")  # type: ignore[arg-type]
         if name == "range":
             if allpy and all(isinstance(v, int) for v in vals) and 1 <= len(vals) <= 3:
                 try:
@@ -2621,6 +2624,30 @@ class Interpreter(ObjectModel):
                 return self.with_elements(self.tensor_index_op(t, parts, node), known)
         return self.tensor_index_op(t, parts, node)
 
+    def index_items(self, parts: list[object]) -> list[S.IndexItem]:
+        """An index expression's parts as kpredict.frontend.shapes.advanced_index_shape reads them; an
+        item it cannot size (an unknown value, a tensor of unknown shape) is an empty tuple."""
+        items: list[S.IndexItem] = []
+        for p in parts:
+            if isinstance(p, TensorRef):
+                pm = self.meta(p)
+                items.append(("tensor", pm.shape) if pm.shape is not None and pm.dtype != "bool" else ())
+                continue
+            v = py(p, _MISSING)
+            if v is None:
+                items.append(("none",))
+            elif v is Ellipsis:
+                items.append(("ellipsis",))
+            elif isinstance(v, int) and not isinstance(v, bool):
+                items.append(("int",))
+            elif isinstance(v, slice) and all(isinstance(x, int) or x is None for x in (v.start, v.stop, v.step)):
+                items.append(("slice", v))
+            elif isinstance(v, (tuple, list)) and v and all(type(x) is int for x in v):
+                items.append(("tensor", (len(v),)))
+            else:
+                items.append(())
+        return items
+
     def tensor_index_op(self, t: TensorRef, parts: list[object], node: ast.AST) -> object:
         tensors = [p for p in parts if isinstance(p, TensorRef)]
         if tensors:
@@ -2632,7 +2659,24 @@ class Interpreter(ObjectModel):
             # `biases[:, idx]`, levit's): the rule knows its shape from the dim it indexes
             at = next((k for k, p in enumerate(parts) if p is tensors[0]), None) if len(tensors) == 1 else None
             whole = at is not None and all(py(p, _MISSING) == slice(None) for k, p in enumerate(parts) if k != at)
-            return self.apply_fact(self.fact("index"), t, tensors, {"index_dim": Py(at)} if whole else {}, node)
+            if whole:
+                return self.apply_fact(self.fact("index"), t, tensors, {"index_dim": Py(at)}, node)
+            basic = [p for p in parts if not isinstance(p, TensorRef)]
+            if any(py(p, _MISSING) not in (slice(None), Ellipsis) for p in basic):
+                # torch applies integers, slices and None first, as views, then indexes the view with
+                # the tensors (the CPU oracle reads the view's bytes: fixtures/ops/advanced_index.py)
+                full = Py(slice(None))
+                view = self.tensor_index_op(t, [full if isinstance(p, TensorRef) else p for p in parts], node)
+                if not isinstance(view, TensorRef):
+                    return view
+                rest = [p if isinstance(p, TensorRef) or py(p, _MISSING) is Ellipsis else full
+                        for p in parts if isinstance(p, TensorRef) or not isinstance(py(p, _MISSING), int)
+                        or isinstance(py(p, _MISSING), bool)]
+                return self.tensor_index_op(view, rest, node)
+            # any other mix of index tensors, slices, integers and None (`mask[b_idx, h_idx, q_idx]`)
+            shape = S.advanced_index_shape(self.meta(t).shape, self.index_items(parts))
+            return self.apply_fact(self.fact("index"), t, tensors,
+                                   {"index_shape": Py(shape)} if shape is not None else {}, node)
         m = self.meta(t)
         shape = list(m.shape) if m.shape is not None else None
         out: list[int | None] | None = [] if shape is not None else None

@@ -609,8 +609,14 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         if isinstance(d, int) and len(metas) == 2 and first.shape is not None and d < len(first.shape) \
                 and metas[1].shape is not None and metas[1].dtype != "bool":
             shape = first.shape[:d] + metas[1].shape + first.shape[d + 1:]
+        elif isinstance(given := a.py(None, "index_shape", None), tuple):
+            shape = given  # any other advanced index, sized by the interpreter (shapes.advanced_index_shape)
     elif rule == "gather":
         shape = metas[1].shape if len(metas) > 1 else None
+    elif rule == "one_hot":
+        n = a.py(0, "num_classes", -1)
+        if first.shape is not None and type(n) is int and n > 0:
+            shape = first.shape + (n,)
     elif rule == "embedding":
         if len(metas) >= 2 and metas[0].shape is not None and metas[1].shape is not None and len(metas[1].shape) == 2:
             shape = metas[0].shape + (metas[1].shape[1],)

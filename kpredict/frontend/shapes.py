@@ -327,5 +327,51 @@ def slice_dim(size: int | None, start: int | None, stop: int | None, step: int |
     return len(range(*slice(start, stop, step).indices(size)))
 
 
+# one item of an index expression, as advanced_index_shape reads it: ("int",), ("none",), ("ellipsis",),
+# ("slice", slice), ("tensor", index shape)
+IndexItem = tuple
+
+
+def advanced_index_shape(shape: Shape, items: list[IndexItem]) -> Shape:
+    """The shape of `x[items]` with integer index tensors among the items, as torch computes it: integers
+    select first (torch applies them as views), slices and None keep or add dims, and the index tensors
+    broadcast to one shape, put where the first stood when they are adjacent, else in front (numpy's
+    rule). None for an unknown size, a boolean mask (its size is data) or a malformed index."""
+    if shape is None or () in items or sum(1 for it in items if it[0] == "ellipsis") > 1:
+        return None
+    consumed = sum(1 for it in items if it[0] in ("int", "slice", "tensor"))
+    if consumed > len(shape):
+        return None
+    fill = [("slice", slice(None))] * (len(shape) - consumed)
+    at = next((k for k, it in enumerate(items) if it[0] == "ellipsis"), len(items))
+    items = items[:at] + fill + items[at + 1:]
+    adv = object()
+    dims: list[object] = []
+    index_shapes: list[Shape] = []
+    dim = 0
+    for it in items:
+        if it[0] == "none":
+            dims.append(1)
+        elif it[0] == "int":
+            dim += 1
+        elif it[0] == "slice":
+            sl = it[1]
+            dims.append(slice_dim(shape[dim], sl.start, sl.stop, sl.step))
+            dim += 1
+        else:
+            dims.append(adv)
+            index_shapes.append(it[1])
+            dim += 1
+    b = broadcast(index_shapes)
+    if b is None or not index_shapes:
+        return None
+    where = [k for k, d in enumerate(dims) if d is adv]
+    if where == list(range(where[0], where[-1] + 1)):
+        out = dims[:where[0]] + list(b) + dims[where[-1] + 1:]
+    else:
+        out = list(b) + [d for d in dims if d is not adv]
+    return tuple(out)  # type: ignore[arg-type]
+
+
 def meta(shape: Shape, dtype: str | None, device: str | None = None) -> TensorMeta:
     return TensorMeta(shape=shape, dtype=dtype, device=device)

@@ -545,6 +545,8 @@ class Scheduler:
         batch norms) before the squeeze of its 2x2 map]."""
         if g.red is not None or not all(self.users.get(o, set()) <= set(g.nodes) | {n.op.oid} for o in g.nodes):
             return False
+        if self.conf.get("concat_kernel") and any(self.ops[o].name == "cat" for o in g.nodes):
+            return False  # a ConcatKernel's output is stored, never inlined (concat_writers)
         if not self.conf.get("stored_values_split"):
             return True
         loads = self.loads(g)
@@ -687,6 +689,8 @@ class Scheduler:
         self.rewrite_addmm(nodes, users)
         self.rewrite_attention(nodes, users)
         self.rewrite_concat(nodes)
+        if self.conf.get("concat_kernel"):
+            self.concat_writers(nodes)
         self.users = self.external_users(nodes, ops, gi)
         group_of: dict[int, int] = {}
         groups: dict[int, Group] = {}
@@ -1037,6 +1041,21 @@ class Scheduler:
             if all(d in nodes and nodes[d].kind == "extern" for d in n.deps) and len(n.deps) == len(n.op.inputs):
                 n.absorbed_into = max(n.deps)
 
+    def concat_writers(self, nodes: dict[int, Node]) -> None:
+        """A cat lowered as a ConcatKernel (rules/targets.toml concat_kernel): each input is computed
+        into its slice of the output where its producer is, and the cat's readers read the stored
+        output. The cat node stands for the slice writes, sized as its first input, so a reader (of the
+        whole output's size) starts a kernel of its own: rotate_half's cat is written right after q's
+        matmul, and q * cos + rotate_half(q) * sin comes later [SRC torch 2.13 _inductor/lowering.py
+        cat: ConcatKernel.create on cpu; M-CPU transformers llama: cpp_fused_..cat_neg_slice.. after
+        each projection]."""
+        for n in nodes.values():
+            if n.op.name != "cat" or n.absorbed_into is not None or n.kind != "pw" or len(n.op.inputs) < 2:
+                continue
+            first = _numel(self.fg, n.op.inputs[0])
+            if first is not None and first != n.numel:
+                n.numel = first
+
     def rewrite_attention(self, nodes: dict[int, Node], users: dict[int, list[int]]) -> None:
         """softmax(q @ k^T * s) @ v -> one SDPA kernel where the target's pattern matcher does it."""
         mode = self.conf["attention_rewrite"]
@@ -1061,6 +1080,12 @@ class Scheduler:
                 chain.append(d.op.oid)
                 cur = d
             if first_mm is None or len(users[oid]) != 1:
+                continue
+            shape = self.fg.values[n.op.inputs[0]].meta.shape if n.op.inputs else None
+            if not chain and (shape is None or len(shape) != 3):
+                # no scale between the product and the softmax: only the 3-d bmm form (Inductor's
+                # _sfdp_pattern_13) matches; a 4-d matmul puts views in between [M-CPU
+                # fixtures/sizes/assumed_layouts.py HeadAttention: bmm, softmax, bmm]
                 continue
             second = nodes[users[oid][0]]
             if second.kind != "extern" or second.op.aten not in (("bmm",), ("mm",)) or len(users[first_mm.op.oid]) != 1:
