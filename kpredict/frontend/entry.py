@@ -20,7 +20,7 @@ from kpredict.frontend.frame import MISSING, Frame, _Budget, _Break, _Continue, 
 from kpredict.frontend.interp import FILE_STEPS, IDLE_STEPS, Interpreter, Shared
 from kpredict.frontend.modes import merge_modes
 from kpredict.frontend.objects import reachable
-from kpredict.frontend.parse import ModuleInfo
+from kpredict.frontend.parse import ModuleInfo, node_text
 from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, ModRef, Py, Seq, TensorRef, Unknown
 from kpredict.ir import FunctionGraph, Span, TensorMeta
 from kpredict.ir import Unknown as UnknownOp
@@ -131,14 +131,68 @@ def _entries(it: Interpreter) -> dict[str, dict[str, str]]:
     return it.shared.pyproject
 
 
-def _self_for(it: Interpreter, qualname: str, module: ModuleInfo, given: str | None = None) -> object:
+def _self_for(it: Interpreter, qualname: str, module: ModuleInfo, given: str | None = None,
+              depth: int = 0) -> object:
     """`self` for a method analyzed alone: its class constructed with the `# kpredict: init` values;
-    constructor parameters without one take their defaults (listed as assumptions)."""
+    constructor parameters without one take their defaults (listed as assumptions). A class whose
+    constructor needs values nobody gave (`embed_dim: int`, an untyped `config`) is taken as the file
+    builds it, when another class of the file does (`self.self_attn = BioGptAttention(config.hidden_size,
+    ...)` in a layer built from its config's defaults): said, and sizes then known."""
     cls = qualname.rsplit(".", 1)[0]
     if cls not in module.classes:
         return None
-    return it.construct(ClassRef(cls), [], init_kwargs(it, module, qualname, given),
-                        module.classes[cls], describe=True)
+    kwargs = init_kwargs(it, module, qualname, given)
+    if depth < _PARENT_DEPTH and not kwargs and _needs_values(module.classes[cls]):
+        built = _built_by_parent(it, module, cls, depth)
+        if built is not None:
+            return built
+    return it.construct(ClassRef(cls), [], kwargs, module.classes[cls], describe=True)
+
+
+_PARENT_DEPTH = 3  # a class built by a class built by a class: as far as a parent is looked for
+_SCALARS = ("int", "float", "bool", "str")
+
+
+def _needs_values(cdef: ast.ClassDef) -> bool:
+    """Whether the class's own `__init__` has a required parameter that would be a symbol: untyped, or
+    a plain int/float/bool/str (a config class's annotation gives its defaults instead)."""
+    init = next((n for n in cdef.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    if init is None:
+        return False
+    a = init.args
+    positional = a.posonlyargs + a.args
+    required = positional[1:len(positional) - len(a.defaults)] + [
+        k for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
+    return any(p.annotation is None or node_text(p.annotation).split("[")[0].split(".")[-1] in _SCALARS
+               for p in required)
+
+
+def _built_by_parent(it: Interpreter, module: ModuleInfo, cls: str, depth: int) -> object:
+    """The instance of `cls` that the first class of the file building it in `__init__` (`self.x =
+    cls(...)`, directly or in a list) holds once built; None when there is none or it cannot be built."""
+    for parent, cdef in module.classes.items():
+        if parent == cls:
+            continue
+        init = next((n for n in cdef.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        if init is None:
+            continue
+        for node in ast.walk(init):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(t := node.targets[0], ast.Attribute) and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"):
+                continue
+            if not any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == cls
+                       for c in ast.walk(node.value)):
+                continue
+            owner = _self_for(it, f"{parent}.__init__", module, None, depth + 1)
+            held = owner.attrs.get(t.attr) if isinstance(owner, Instance) else None
+            items = held.children if isinstance(held, Instance) and held.children else [held]
+            found = next((x for x in items if isinstance(x, Instance) and x.cls == cls), None)
+            if found is not None:
+                it.assume(f"self: {cls} as the file builds it, {parent}.{t.attr} (line {node.lineno}), "
+                          f"{parent} built as listed", force=True)
+                return found
+    return None
 
 
 def _bare_instance(module: ModuleInfo, qualname: str) -> object:
