@@ -103,6 +103,13 @@ def analyze_source(
             again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()))
             report = symbolic_report(fg, report, again, rerun(module, table, fg.qualname, predict, shared,
                                                                       examples, inits, first=settings))
+        elif guessed and fg.ops and not fg.cut_short:
+            # every assumed dim given (--dim B=8 --dim T=1024): one more analysis with the inputs so shaped
+            again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()))
+            run = rerun(module, table, fg.qualname, predict, shared, examples, inits, first=settings)(
+                again, costs=True)
+            if run is not None and not run.graph.cut_short:
+                report = run.report
         report.kernel_lists = None
         functions.append(report)
     if only is not None and not functions:

@@ -325,6 +325,10 @@ def test_assumed_layout_formula_equals_the_cpu_oracle(qual: str, init: str | Non
     assert _at(f.eager.bytes, values) == e["bytes"], (f.eager.bytes, values, e["bytes"])
     assert (f.eager.kernels, f.eager.reads, f.eager.writes) == (e["kernels"], e["reads"], e["writes"])
     assert f.compiled.kernels == c["kernels"]
+    # the assumed names given with --dim: the figures are numbers, and the same
+    given = _fn(ASSUMED, qual, dims=values, target="cpu")
+    assert given.eager.bytes == e["bytes"], (given.eager.bytes, e["bytes"])
+    assert (given.eager.kernels, given.compiled.kernels) == (e["kernels"], c["kernels"])
 
 
 SCAN = '''
