@@ -32,23 +32,7 @@ MEASURED = {k.split("|")[0]: v for k, v in STORE["measured"].items()
 _REALIZED = "compiled, cpu: Inductor realizes the attention kernel's pointwise inputs (mask, normed or rotated q/k) again per layer; kpredict shares one kernel"
 _REWRITE = "compiled, cpu: Inductor rewrites the explicit softmax(q @ k^T) @ v of this attention into sdpa; kpredict's attention pattern does not match it"
 _MOE = "eager: the experts a mixture-of-experts layer runs depend on the router's values (nonzero of the expert mask); compiled: 1 graph measured, kpredict breaks at nonzero"
-# llama's rotary is modelled (cat as a ConcatKernel: rotate_half after each projection); where the rotary
-# follows a q/k norm or is not rotate_half, kpredict joins the product with cos/sin to the norm or the
-# other side's kernels, which moves it after the v projection: 2 kernels fewer. Until stop 42 these models
-# matched with the attention mask's shape unknown (an advanced index kpredict could not size), which let
-# the mask fuse with anything
-_ROTARY = "compiled, cpu: the rotary's product with cos/sin is placed by Inductor in the attention's prologue kernel; kpredict fuses it with the q/k norm (or the rotation's stack/partial slice) before the k projection"
 MISSES: dict[str, str] = {
-    "qwen3": _ROTARY + " (29 vs 31)",
-    "olmo2": _ROTARY + " (29 vs 31)",
-    "olmo3": _ROTARY + " (29 vs 31)",
-    "exaone4": _ROTARY + " (29 vs 31)",
-    "gemma3": _ROTARY + " (29 vs 31)",
-    "cohere": _ROTARY + ", interleaved rotation (27 vs 29)",
-    "cohere2": _ROTARY + ", interleaved rotation (27 vs 29)",
-    "glm": _ROTARY + ", partial rotary (29 vs 31)",
-    "glm4": _ROTARY + ", partial rotary (29 vs 31)",
-    "gptj": _ROTARY + ", rotate_every_two (24 vs 26)",
     "olmo": _REALIZED + " (30 vs 31)",
     "helium": _REALIZED + " (30 vs 31)",
     "gpt_bigcode": _REALIZED + " (20 vs 21)",

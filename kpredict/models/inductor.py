@@ -708,6 +708,7 @@ class Scheduler:
                 m |= bit[d] | anc[d]
             anc[o] = m
 
+        generator_free = bool(self.conf.get("kernel_groups"))
         for oid, n in nodes.items():
             if n.absorbed_into is not None:
                 continue
@@ -725,6 +726,11 @@ class Scheduler:
             for gd in cand:
                 g = groups[gd]
                 if not self.can_fuse(g, n):
+                    continue
+                if generator_free and len(cand) > 1 and self._generator(g, nodes):
+                    # values made from nothing (arange, constants) are recomputed in each reader, never
+                    # stored: a reader that waits on other inputs does not hold back the generator's
+                    # other readers (C++ kernel groups keep program order) [M-CPU transformers qwen3]
                     continue
                 mm = g.mask | (merged.mask if merged else 0)
                 # n's other inputs must not depend on the group (the kernel would wait on itself)
@@ -1040,6 +1046,13 @@ class Scheduler:
                 continue
             if all(d in nodes and nodes[d].kind == "extern" for d in n.deps) and len(n.deps) == len(n.op.inputs):
                 n.absorbed_into = max(n.deps)
+
+    @staticmethod
+    def _generator(g: Group, nodes: dict[int, Node]) -> bool:
+        """Whether a fused group reads nothing from outside itself (aranges, constants and what is made
+        of them only)."""
+        inside = set(g.nodes)
+        return all(d in inside for o in g.nodes for d in nodes[o].deps)
 
     def concat_writers(self, nodes: dict[int, Node]) -> None:
         """A cat lowered as a ConcatKernel (rules/targets.toml concat_kernel): each input is computed
