@@ -606,7 +606,7 @@ class Interpreter(ObjectModel):
         return op
 
     def graph_break(self, node: ast.AST, reason: str) -> None:
-        if not self.recording:
+        if not self.recording or self.only == "eager":  # what eager alone runs breaks no compiled graph
             return
         self.unlike_building = True
         if self.stack and self.stack[0] == "<module>" and self.region is None:

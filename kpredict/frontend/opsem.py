@@ -187,8 +187,8 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
         contiguous = True  # the copy these make when they cannot return a view is contiguous
     outs = [it.new_tensor(out_meta, contiguous=contiguous)]
     _output_layout(it, fact, cat, _layout_source(it, t, tensors, outs[0]), outs[0])
-    if n_out == 2:
-        outs.append(it.new_tensor(TensorMeta(shape, "int64", device)))
+    if n_out == 2:  # max(dim)'s indices; aminmax's max, of the input's dtype
+        outs.append(it.new_tensor(TensorMeta(shape, dtype if fact.returns == "pair" else "int64", device)))
     for _ in range(fact.stats_outputs):
         stat_shape = reduce.out_shape if reduce is not None else None
         outs.append(it.new_tensor(TensorMeta(stat_shape, "float32" if dtype in ("float16", "bfloat16") else dtype, device)))
@@ -518,7 +518,7 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
     elif rule == "reduce":
         dims, known = _dims(a, 0)
         keepdim = bool(a.py(1, "keepdim", False))
-        if fact.returns == "max" and dims is not None:
+        if (fact.returns == "max" and dims is not None) or fact.returns == "pair":
             n_out = 2
         if known:
             reduce = S.reduce_shape(first.shape, dims, keepdim)
