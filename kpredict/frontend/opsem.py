@@ -611,6 +611,14 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
             shape = first.shape[:d] + metas[1].shape + first.shape[d + 1:]
         elif isinstance(given := a.py(None, "index_shape", None), tuple):
             shape = given  # any other advanced index, sized by the interpreter (shapes.advanced_index_shape)
+    elif rule == "index_select":
+        # x.index_select(d, idx): x's shape with dim d as long as the (0-d or 1-d) index
+        d = a.py(0, "dim", None)
+        if isinstance(d, int) and first.shape is not None and len(metas) > 1 and metas[1].numel is not None \
+                and -len(first.shape) <= d < len(first.shape):
+            out = list(first.shape)
+            out[S.norm_dim(d, len(out))] = metas[1].numel
+            shape = tuple(out)
     elif rule == "gather":
         shape = metas[1].shape if len(metas) > 1 else None
     elif rule == "one_hot":

@@ -292,6 +292,9 @@ def expand_shape(shape: Shape, sizes: list[int | None]) -> Shape:
 
 
 def cat_shape(shapes: list[Shape], dim: int) -> Shape:
+    # ATen's cat skips 1-d empty tensors (cat_should_skip_tensor): a cache that starts as torch.empty(0)
+    kept = [s for s in shapes if s != (0,)]
+    shapes = kept or shapes[:1]
     if not shapes or any(s is None for s in shapes):
         return None
     rank = len(shapes[0])  # type: ignore[arg-type]
