@@ -14,7 +14,7 @@ from typing import Protocol
 
 from kpredict.deep import run_deep
 from kpredict.frontend import shapes as S
-from kpredict.frontend.dimnames import guess_shapes, size_name
+from kpredict.frontend.dimnames import HEAD_COUNT, guess_shapes, head_count, size_name
 from kpredict.frontend.entry import InputError, build_graphs
 from kpredict.frontend.interp import Shared
 from kpredict.frontend.parse import ModuleInfo, ParseError, parse_module
@@ -96,13 +96,21 @@ def analyze_source(
             for d in (d for g in guessed.values() for d in g.dims):
                 if isinstance(d, str) and d not in fg.shape_symbols and d not in settings.dim_map:
                     fg.shape_symbols.append(d)
+        counts: dict[str, int] = {}
         if fg.shape_symbols:  # a size the code looks up and nobody gave (a constructor's hidden_size) joins them
-            fg.shape_symbols += sorted(s for s in fg.size_symbols if s not in fg.shape_symbols  # in a stable order
-                                       and s not in fg.loop_symbols and s not in settings.dim_map and size_name(s))
+            looked_up = sorted(s for s in fg.size_symbols if s not in fg.shape_symbols  # in a stable order
+                               and s not in fg.loop_symbols and s not in settings.dim_map and size_name(s))
+            counts = {s: HEAD_COUNT for s in looked_up if head_count(s)}  # they divide widths: fixed, said
+            fg.shape_symbols += [s for s in looked_up if s not in counts]
         if (fg.loop_symbols or fg.shape_symbols) and fg.ops and not fg.cut_short:
-            again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()))
+            again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()),
+                            dims=settings.dims + tuple(counts.items()))
             report = symbolic_report(fg, report, again, rerun(module, table, fg.qualname, predict, shared,
                                                                       examples, inits, first=settings))
+            if counts:
+                report.assumptions = list(report.assumptions) + [
+                    f"{', '.join(counts)} = {HEAD_COUNT}: a count of heads nobody gave, fixed for the byte formula "
+                    f"(it divides the widths); give it with --dim {next(iter(counts))}=N"]
         elif guessed and fg.ops and not fg.cut_short:
             # every assumed dim given (--dim B=8 --dim T=1024): one more analysis with the inputs so shaped
             again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()))

@@ -169,6 +169,18 @@ def size_name(name: str) -> bool:
     return _SIZE_WORDS.search(name) is not None and _NOT_SIZE.match(name) is None
 
 
+# a count of heads or groups nobody gave: it divides a width (head_dim = hidden_size // num_heads), so
+# it cannot take a marker size like the other names (kpredict.symbolic); it is fixed at HEAD_COUNT for
+# the byte formula, a value that divides every marker width, and said so
+_HEAD_COUNT = re.compile(r"(?:^|_)(?:heads?|n_head|groups)$")
+HEAD_COUNT = 8
+
+
+def head_count(name: str) -> bool:
+    """Whether a named int is a count of heads or groups (num_attention_heads, n_head, num_groups)."""
+    return _HEAD_COUNT.search(name) is not None
+
+
 # ops that normalize over dim 1 (the channels): an input they read first is channels-first
 _CHANNEL_NORMS = ("group_norm", "batch_norm", "instance_norm")
 # the names a rank gets, and why: the usual layouts of activations
