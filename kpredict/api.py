@@ -97,27 +97,31 @@ def analyze_source(
                 if isinstance(d, str) and d not in fg.shape_symbols and d not in settings.dim_map:
                     fg.shape_symbols.append(d)
         counts: dict[str, int] = {}
-        if fg.shape_symbols:  # a size the code looks up and nobody gave (a constructor's hidden_size) joins them
+        if fg.shape_symbols or guessed:  # a size the code looks up and nobody gave (a constructor's hidden_size)
             looked_up = sorted(s for s in fg.size_symbols if s not in fg.shape_symbols  # in a stable order
                                and s not in fg.loop_symbols and s not in settings.dim_map and size_name(s))
             counts = {s: HEAD_COUNT for s in looked_up if head_count(s)}  # they divide widths: fixed, said
-            fg.shape_symbols += [s for s in looked_up if s not in counts]
+            if fg.shape_symbols:  # joins the named dims
+                fg.shape_symbols += [s for s in looked_up if s not in counts]
+        counted = (f"{', '.join(counts)} = {HEAD_COUNT}: a count of heads nobody gave, fixed for the byte formula "
+                   f"(it divides the widths); give it with --dim {next(iter(counts))}=N") if counts else None
         if (fg.loop_symbols or fg.shape_symbols) and fg.ops and not fg.cut_short:
             again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()),
                             dims=settings.dims + tuple(counts.items()))
             report = symbolic_report(fg, report, again, rerun(module, table, fg.qualname, predict, shared,
                                                                       examples, inits, first=settings))
-            if counts:
-                report.assumptions = list(report.assumptions) + [
-                    f"{', '.join(counts)} = {HEAD_COUNT}: a count of heads nobody gave, fixed for the byte formula "
-                    f"(it divides the widths); give it with --dim {next(iter(counts))}=N"]
+            if counted:
+                report.assumptions = list(report.assumptions) + [counted]
         elif guessed and fg.ops and not fg.cut_short:
             # every assumed dim given (--dim B=8 --dim T=1024): one more analysis with the inputs so shaped
-            again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()))
+            again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()),
+                            dims=settings.dims + tuple(counts.items()))
             run = rerun(module, table, fg.qualname, predict, shared, examples, inits, first=settings)(
                 again, costs=True)
             if run is not None and not run.graph.cut_short:
                 report = run.report
+                if counted:
+                    report.assumptions = list(report.assumptions) + [counted]
         report.kernel_lists = None
         functions.append(report)
     if only is not None and not functions:

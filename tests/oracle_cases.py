@@ -42,6 +42,9 @@ ASSUMED_CASES = (
      "randn(2, 5, 8)) attention_mask=None", {"B": 2, "T": 5}),
     # no init given to the static side: the class as Layer builds it (the oracle is told the same values)
     ("HeadAttention.forward", "dim=32 heads=4", "hidden_states=randn(2, 5, 32)", {"B": 2, "T": 5}),
+    # the heads fixed at 8 for the formula: the oracle runs 8 heads of a 64-wide layer
+    ("HeadsUnknown.forward", "hidden_size=64 num_heads=8", "hidden_states=randn(2, 5, 64)",
+     {"B": 2, "T": 5, "hidden_size": 64}),
 )
 
 
