@@ -2965,6 +2965,11 @@ class Interpreter(ObjectModel):
         shape = m.shape[1:] if m.shape else None
         out = self.new_tensor(TensorMeta(shape, m.dtype, m.device), storage=self.value(t).storage,
                               contiguous=self.value(t).contiguous)
+        st = self.strides_of(t)
+        if st is not None and shape is not None and len(st) == len(shape) + 1:
+            # t[i]: the other dims keep their strides (`q, k, v = qkv.permute(2, 0, 3, 1, 4)` unpacks three
+            # views that a later attention reads as they lie, not as contiguous tensors)
+            self.set_strides(out, tuple(st[1:]))
         if node is not None:
             self.emit(self.table.ops.get(name) or self.fact("view"), node, [t], [out], category="view")
         return out
