@@ -103,25 +103,23 @@ def analyze_source(
             counts = {s: HEAD_COUNT for s in looked_up if head_count(s)}  # they divide widths: fixed, said
             if fg.shape_symbols:  # joins the named dims
                 fg.shape_symbols += [s for s in looked_up if s not in counts]
-        counted = (f"{', '.join(counts)} = {HEAD_COUNT}: a count of heads nobody gave, fixed for the byte formula "
-                   f"(it divides the widths); give it with --dim {next(iter(counts))}=N") if counts else None
+        again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()),
+                        dims=settings.dims + tuple(counts.items()))
+        rerun_with_counts = False
         if (fg.loop_symbols or fg.shape_symbols) and fg.ops and not fg.cut_short:
-            again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()),
-                            dims=settings.dims + tuple(counts.items()))
             report = symbolic_report(fg, report, again, rerun(module, table, fg.qualname, predict, shared,
                                                                       examples, inits, first=settings))
-            if counted:
-                report.assumptions = list(report.assumptions) + [counted]
+            rerun_with_counts = True
         elif guessed and fg.ops and not fg.cut_short:
             # every assumed dim given (--dim B=8 --dim T=1024): one more analysis with the inputs so shaped
-            again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()),
-                            dims=settings.dims + tuple(counts.items()))
             run = rerun(module, table, fg.qualname, predict, shared, examples, inits, first=settings)(
                 again, costs=True)
             if run is not None and not run.graph.cut_short:
-                report = run.report
-                if counted:
-                    report.assumptions = list(report.assumptions) + [counted]
+                report, rerun_with_counts = run.report, True
+        if counts and rerun_with_counts:
+            report.assumptions = list(report.assumptions) + [
+                f"{', '.join(counts)} = {HEAD_COUNT}: a count of heads nobody gave, fixed for the byte formula "
+                f"(it divides the widths); give it with --dim {next(iter(counts))}=N"]
         report.kernel_lists = None
         functions.append(report)
     if only is not None and not functions:

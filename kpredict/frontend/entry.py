@@ -20,7 +20,7 @@ from kpredict.frontend.frame import MISSING, Frame, _Budget, _Break, _Continue, 
 from kpredict.frontend.interp import FILE_STEPS, IDLE_STEPS, Interpreter, Shared
 from kpredict.frontend.modes import merge_modes
 from kpredict.frontend.objects import reachable
-from kpredict.frontend.parse import ModuleInfo, node_text
+from kpredict.frontend.parse import ModuleInfo, node_text, type_base
 from kpredict.frontend.values import ClassRef, Dict, FuncRef, Instance, ModRef, Py, Seq, TensorRef, Unknown
 from kpredict.ir import FunctionGraph, Span, TensorMeta
 from kpredict.ir import Unknown as UnknownOp
@@ -142,7 +142,7 @@ def _self_for(it: Interpreter, qualname: str, module: ModuleInfo, given: str | N
     if cls not in module.classes:
         return None
     kwargs = init_kwargs(it, module, qualname, given)
-    if depth < _PARENT_DEPTH and not kwargs and _needs_values(module.classes[cls]):
+    if depth < _PARENT_DEPTH and not kwargs and _needs_values(module.functions.get(f"{cls}.__init__")):
         built = _built_by_parent(it, module, cls, depth)
         if built is not None:
             return built
@@ -153,45 +153,52 @@ _PARENT_DEPTH = 3  # a class built by a class built by a class: as far as a pare
 _SCALARS = ("int", "float", "bool", "str")
 
 
-def _needs_values(cdef: ast.ClassDef) -> bool:
-    """Whether the class's own `__init__` has a required parameter that would be a symbol: untyped, or
+def _needs_values(init: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+    """Whether a class's own `__init__` has a required parameter that would be a symbol: untyped, or
     a plain int/float/bool/str (a config class's annotation gives its defaults instead)."""
-    init = next((n for n in cdef.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
     if init is None:
         return False
     a = init.args
     positional = a.posonlyargs + a.args
     required = positional[1:len(positional) - len(a.defaults)] + [
         k for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
-    return any(p.annotation is None or node_text(p.annotation).split("[")[0].split(".")[-1] in _SCALARS
-               for p in required)
+    return any(p.annotation is None or type_base(node_text(p.annotation)) in _SCALARS for p in required)
+
+
+def _builders(module: ModuleInfo) -> dict[str, list[tuple[str, str, int]]]:
+    """Per class name, the `self.<attr> = ...` statements of the file's `__init__` methods that call it
+    (directly or in a list): (building class, attr, line), in file order. Walked once per file and kept
+    on its tree: each method of each class needing values looks it up, first analysis and reruns."""
+    found = module.tree.__dict__.get("_kp_builders")
+    if found is not None:
+        return found
+    found = {}
+    for parent in module.classes:
+        init = module.functions.get(f"{parent}.__init__")
+        for node in ast.walk(init) if init is not None else ():
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(t := node.targets[0], ast.Attribute) and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"):
+                continue
+            called = {c.func.id for c in ast.walk(node.value) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+            for cls in called - {parent}:
+                found.setdefault(cls, []).append((parent, t.attr, node.lineno))
+    module.tree._kp_builders = found  # type: ignore[attr-defined]
+    return found
 
 
 def _built_by_parent(it: Interpreter, module: ModuleInfo, cls: str, depth: int) -> object:
     """The instance of `cls` that the first class of the file building it in `__init__` (`self.x =
     cls(...)`, directly or in a list) holds once built; None when there is none or it cannot be built."""
-    for parent, cdef in module.classes.items():
-        if parent == cls:
-            continue
-        init = next((n for n in cdef.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-        if init is None:
-            continue
-        for node in ast.walk(init):
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                    and isinstance(t := node.targets[0], ast.Attribute) and isinstance(t.value, ast.Name)
-                    and t.value.id == "self"):
-                continue
-            if not any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == cls
-                       for c in ast.walk(node.value)):
-                continue
-            owner = _self_for(it, f"{parent}.__init__", module, None, depth + 1)
-            held = owner.attrs.get(t.attr) if isinstance(owner, Instance) else None
-            items = held.children if isinstance(held, Instance) and held.children else [held]
-            found = next((x for x in items if isinstance(x, Instance) and x.cls == cls), None)
-            if found is not None:
-                it.assume(f"self: {cls} as the file builds it, {parent}.{t.attr} (line {node.lineno}), "
-                          f"{parent} built as listed", force=True)
-                return found
+    for parent, attr, line in _builders(module).get(cls, ()):
+        owner = _self_for(it, f"{parent}.__init__", module, None, depth + 1)
+        held = owner.attrs.get(attr) if isinstance(owner, Instance) else None
+        items = held.children if isinstance(held, Instance) and held.children else [held]
+        found = next((x for x in items if isinstance(x, Instance) and x.cls == cls), None)
+        if found is not None:
+            it.assume(f"self: {cls} as the file builds it, {parent}.{attr} (line {line}), {parent} built as listed",
+                      force=True)
+            return found
     return None
 
 

@@ -31,7 +31,7 @@ from kpredict.frontend.opsem import apply_op
 from kpredict.frontend.summaries import Summaries
 from kpredict.frontend.dimnames import DimNames, dim_names, rank_hint
 from kpredict.frontend.objects import CONFIG_SUFFIXES, DICT_METHODS, LIST_METHODS, STR_METHODS, ConstructMemo, ObjectModel
-from kpredict.frontend.parse import ModuleInfo, import_table, node_text
+from kpredict.frontend.parse import ModuleInfo, import_table, node_text, type_base
 from kpredict.frontend.values import (
     CATALOGUE, CONTAINER, BoundBuiltin, ClassRef, Closure, CompiledRef, DataclassInit, Dict, FileMod, FuncRef,
     Instance, MethodRef,
@@ -773,7 +773,7 @@ class Interpreter(ObjectModel):
                     return self.input_tensor(p, kind.dtype, frame, fdef, describe)
                 return self.sym(p.arg) if kind.what == "int" else Opaque(p.arg)
         text = node_text(ann) if ann is not None else ""
-        base = text.split("[")[0].split(".")[-1]
+        base = type_base(text)
         if base in ("int", "float", "bool", "str", "bytes", "complex"):
             if describe:
                 self.assume(f"{p.arg}: not known statically (symbol {p.arg})", force=True)
@@ -2669,9 +2669,13 @@ class Interpreter(ObjectModel):
                 view = self.tensor_index_op(t, [full if isinstance(p, TensorRef) else p for p in parts], node)
                 if not isinstance(view, TensorRef):
                     return view
-                rest = [p if isinstance(p, TensorRef) or py(p, _MISSING) is Ellipsis else full
-                        for p in parts if isinstance(p, TensorRef) or not isinstance(py(p, _MISSING), int)
-                        or isinstance(py(p, _MISSING), bool)]
+                rest: list[object] = []  # on the view: integers gone, slices and None whole dims
+                for p in parts:
+                    v = p if isinstance(p, TensorRef) else py(p, _MISSING)
+                    if isinstance(p, TensorRef) or v is Ellipsis:
+                        rest.append(p)
+                    elif type(v) is not int:
+                        rest.append(full)
                 return self.tensor_index_op(view, rest, node)
             # any other mix of index tensors, slices, integers and None (`mask[b_idx, h_idx, q_idx]`)
             shape = S.advanced_index_shape(self.meta(t).shape, self.index_items(parts))

@@ -51,6 +51,12 @@ def node_text(node: ast.AST) -> str:
     return text
 
 
+def type_base(text: str) -> str:
+    """An annotation's type name without module or parameters: `torch.LongTensor | None` -> `LongTensor | None`,
+    `typing.Optional[int]` -> `Optional`, `int` -> `int`."""
+    return text.split("[")[0].split(".")[-1]
+
+
 def decode_source(source: bytes | str) -> str:
     if isinstance(source, str):
         return source

@@ -416,6 +416,7 @@ class Scheduler:
         # ops that read and write no memory of their own (views, allocations, no-ops, ops made free)
         self.passive = {op.oid for op in fg.ops if op.category in PASSIVE or op.free_reason}
         self.single_graph = all(op.graph == 0 for op in fg.ops)
+        self.concats: set[int] = set()  # cats lowered as ConcatKernels in the graph being scheduled (concat_writers)
         # storages the function returns, and its inputs' storages (the same for every graph)
         self.returned = {stmap.get(v, v) for v in fg.returns}
         self.input_storages = {stmap.get(v, v) for v in fg.inputs}
@@ -545,7 +546,7 @@ class Scheduler:
         batch norms) before the squeeze of its 2x2 map]."""
         if g.red is not None or not all(self.users.get(o, set()) <= set(g.nodes) | {n.op.oid} for o in g.nodes):
             return False
-        if self.conf.get("concat_kernel") and any(self.ops[o].name == "cat" for o in g.nodes):
+        if not self.concats.isdisjoint(g.nodes):
             return False  # a ConcatKernel's output is stored, never inlined (concat_writers)
         if not self.conf.get("stored_values_split"):
             return True
@@ -1062,9 +1063,11 @@ class Scheduler:
         matmul, and q * cos + rotate_half(q) * sin comes later [SRC torch 2.13 _inductor/lowering.py
         cat: ConcatKernel.create on cpu; M-CPU transformers llama: cpp_fused_..cat_neg_slice.. after
         each projection]."""
-        for n in nodes.values():
+        self.concats = set()
+        for oid, n in nodes.items():
             if n.op.name != "cat" or n.absorbed_into is not None or n.kind != "pw" or len(n.op.inputs) < 2:
                 continue
+            self.concats.add(oid)
             first = _numel(self.fg, n.op.inputs[0])
             if first is not None and first != n.numel:
                 n.numel = first
