@@ -93,6 +93,7 @@ class OpTable:
     library_names: frozenset[str] = frozenset()  # every dotted name libraries.toml describes
     containers: tuple[str, ...] = ()  # dotted prefixes whose classes are output containers (ModelOutput)
     overrides: dict[str, str] = field(default_factory=dict)  # dotted function -> catalogue function, in-tree too
+    init_decorators: dict[str, dict] = field(default_factory=dict)  # dotted decorator -> {attr}: config registrars
 
     def library_name(self, dotted: str) -> bool:
         """Whether `dotted` is a name libraries.toml describes (or lies under a traceable module)."""
@@ -207,7 +208,8 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
                    traceable=tuple(libs.get("traceable", {}).get("modules", [])), library_names=frozenset(names),
                    containers=tuple(libs.get("containers", {}).get("modules", [])),
                    overrides={a: name for name, f in libs.get("function", {}).items() if f.get("override")
-                              for a in f.get("api", [])})
+                              for a in f.get("api", [])},
+                   init_decorators=libs.get("init_decorator", {}))
 
 
 def load_targets(rules_dir: Path | None = None) -> dict[str, dict]:

@@ -1,13 +1,16 @@
-"""kpredict on public model zoos (torchvision, timm): predictions against the CPU oracle and cudagen.
+"""kpredict on public model zoos (torchvision, timm, diffusers): predictions against the CPU oracle and cudagen.
 
     PYTHONPATH=/work/zoo-site python scripts/zoo_scoreboard.py --site /work/zoo-site --measure
     python scripts/zoo_scoreboard.py --site /work/zoo-site            # predict again, measured figures from the store
     python scripts/zoo_scoreboard.py --site /work/zoo-site --cuda     # also cudagen's H100 compiled counts
 
---site is a folder holding the installed `torchvision` and `timm` packages (pip install --target ...
---no-deps timm==1.0.31 torchvision==0.28.0, with numpy, pillow, pyyaml, huggingface_hub, safetensors).
+--site is a folder holding the installed `torchvision`, `timm` and `diffusers` packages (pip install --target
+... --no-deps timm==1.0.31 torchvision==0.28.0 diffusers==0.42.1, with numpy, pillow, pyyaml, huggingface_hub,
+safetensors, regex, importlib_metadata, zipp, requests, urllib3, and huggingface_hub 2.x's httpx2, httpcore2,
+truststore).
 For each model of the fixed list below, a short script that builds it through its public builder
-(`torchvision.models.resnet.resnet18(num_classes=10)`, timm's entrypoint function) with an example
+(`torchvision.models.resnet.resnet18(num_classes=10)`, timm's entrypoint function, a diffusers model class
+with a small config) with an example
 input given in a `# kpredict: example` comment is written next to the packages, so kpredict reads
 their source as part of the analyzed tree (the static path never imports them). Then:
 
@@ -30,6 +33,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -52,6 +56,11 @@ class Model:
     builder: str
     kwargs: str = "num_classes=10"
     example: str = "x=randn(1, 3, 64, 64)"
+    call: str = "MODEL(x)"
+
+    def inputs(self) -> list[tuple[str, str]]:
+        """The example's (name, expression) pairs: `x=randn(1, 4, 16, 16), c=randn(1, 8, 32)`."""
+        return [tuple(part.split("=", 1)) for part in re.split(r",\s*(?=[A-Za-z_]\w*=)", self.example)]
 
 
 TV = "torchvision.models."
@@ -212,6 +221,73 @@ MODELS: list[Model] = [
     timm_model("cait_xxs24_224", "cait", "img_size=64"),
 ]
 
+# diffusers' UNet, VAE and transformer blocks at small configs (diffusers 0.42.1). Their forwards take a
+# timestep and return a tuple (return_dict=False), so each names its call; a Python int timestep is what
+# a pipeline passes (UNet2DModel makes a tensor of it).
+MODELS += [
+    Model("diffusers", "unet_2d", "diffusers.models.unets.unet_2d", "UNet2DModel",
+          "sample_size=16, in_channels=3, out_channels=3, layers_per_block=1, block_out_channels=(32, 64), "
+          "norm_num_groups=8, down_block_types=('DownBlock2D', 'AttnDownBlock2D'), "
+          "up_block_types=('AttnUpBlock2D', 'UpBlock2D')",
+          "x=randn(1, 3, 16, 16)",
+          "MODEL(x, 1, return_dict=False)[0]"),
+    Model("diffusers", "unet_2d_condition", "diffusers.models.unets.unet_2d_condition", "UNet2DConditionModel",
+          "sample_size=16, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(32, 64), "
+          "norm_num_groups=8, down_block_types=('CrossAttnDownBlock2D', 'DownBlock2D'), "
+          "up_block_types=('UpBlock2D', 'CrossAttnUpBlock2D'), cross_attention_dim=32, attention_head_dim=8",
+          "x=randn(1, 4, 16, 16), c=randn(1, 8, 32)",
+          "MODEL(x, 1, c, return_dict=False)[0]"),
+    Model("diffusers", "autoencoder_kl", "diffusers.models.autoencoders.autoencoder_kl", "AutoencoderKL",
+          "block_out_channels=(32, 64), down_block_types=('DownEncoderBlock2D', 'DownEncoderBlock2D'), "
+          "up_block_types=('UpDecoderBlock2D', 'UpDecoderBlock2D'), latent_channels=4, norm_num_groups=8, "
+          "layers_per_block=1",
+          "x=randn(1, 3, 32, 32)",
+          "MODEL(x, return_dict=False)[0]"),
+    Model("diffusers", "autoencoder_tiny", "diffusers.models.autoencoders.autoencoder_tiny", "AutoencoderTiny",
+          "encoder_block_out_channels=(16, 16, 16, 16), decoder_block_out_channels=(16, 16, 16, 16), "
+          "num_encoder_blocks=(1, 1, 1, 1), num_decoder_blocks=(1, 1, 1, 1)",
+          "x=randn(1, 3, 32, 32)",
+          "MODEL(x, return_dict=False)[0]"),
+    Model("diffusers", "vq_model", "diffusers.models.autoencoders.vq_model", "VQModel",
+          "block_out_channels=(32, 64), down_block_types=('DownEncoderBlock2D', 'DownEncoderBlock2D'), "
+          "up_block_types=('UpDecoderBlock2D', 'UpDecoderBlock2D'), latent_channels=4, norm_num_groups=8, "
+          "num_vq_embeddings=32, layers_per_block=1",
+          "x=randn(1, 3, 32, 32)",
+          "MODEL(x, return_dict=False)[0]"),
+    Model("diffusers", "resnet_block_2d", "diffusers.models.resnet", "ResnetBlock2D",
+          "in_channels=32, out_channels=64, temb_channels=64, groups=8",
+          "x=randn(1, 32, 16, 16), t=randn(1, 64)",
+          "MODEL(x, t)"),
+    Model("diffusers", "attention", "diffusers.models.attention_processor", "Attention",
+          "query_dim=32, heads=2, dim_head=16",
+          "x=randn(1, 64, 32)",
+          "MODEL(x)"),
+    Model("diffusers", "transformer_2d", "diffusers.models.transformers.transformer_2d", "Transformer2DModel",
+          "num_attention_heads=2, attention_head_dim=16, in_channels=32, norm_num_groups=8, num_layers=1",
+          "x=randn(1, 32, 8, 8)",
+          "MODEL(x, return_dict=False)[0]"),
+    Model("diffusers", "basic_transformer_block", "diffusers.models.attention", "BasicTransformerBlock",
+          "dim=32, num_attention_heads=2, attention_head_dim=16, cross_attention_dim=32",
+          "x=randn(1, 64, 32), c=randn(1, 8, 32)",
+          "MODEL(x, encoder_hidden_states=c)"),
+    Model("diffusers", "dit", "diffusers.models.transformers.dit_transformer_2d", "DiTTransformer2DModel",
+          "num_attention_heads=2, attention_head_dim=16, in_channels=4, num_layers=1, sample_size=8, "
+          "patch_size=2, num_embeds_ada_norm=10",
+          "x=randn(1, 4, 8, 8), t=randint(1, 2, (1,)), y=randint(1, 2, (1,))",
+          "MODEL(x, timestep=t, class_labels=y, return_dict=False)[0]"),
+    Model("diffusers", "flux", "diffusers.models.transformers.transformer_flux", "FluxTransformer2DModel",
+          "patch_size=1, in_channels=4, num_layers=1, num_single_layers=1, attention_head_dim=16, "
+          "num_attention_heads=2, joint_attention_dim=32, pooled_projection_dim=32, axes_dims_rope=(4, 6, 6)",
+          "x=randn(1, 16, 4), c=randn(1, 8, 32), p=randn(1, 32), t=ones(1), i=zeros(16, 3), j=zeros(8, 3)",
+          "MODEL(x, c, p, t, i, j, return_dict=False)[0]"),
+    Model("diffusers", "sd3", "diffusers.models.transformers.transformer_sd3", "SD3Transformer2DModel",
+          "sample_size=8, patch_size=2, in_channels=4, num_layers=1, attention_head_dim=16, "
+          "num_attention_heads=2, joint_attention_dim=32, caption_projection_dim=32, "
+          "pooled_projection_dim=32, out_channels=4",
+          "x=randn(1, 4, 8, 8), c=randn(1, 8, 32), p=randn(1, 32), t=randint(1, 2, (1,))",
+          "MODEL(x, c, p, t, return_dict=False)[0]"),
+]
+
 SCRIPT = '''import sys
 import types
 
@@ -224,8 +300,8 @@ MODEL = {builder}({kwargs}).eval()
 
 
 # kpredict: example {example}
-def run(x):
-    return MODEL(x)
+def run({params}):
+    return {call}
 '''
 
 
@@ -242,7 +318,8 @@ class Figures:
 
 
 def script_text(m: Model) -> str:
-    return SCRIPT.format(module=m.module, builder=m.builder, kwargs=m.kwargs, example=m.example)
+    return SCRIPT.format(module=m.module, builder=m.builder, kwargs=m.kwargs, example=m.example,
+                         params=", ".join(n for n, _ in m.inputs()), call=m.call)
 
 
 def predict(path: Path, target: str) -> Figures:
@@ -307,9 +384,9 @@ def _cudnn_format(inp, weight, backend):
     return _backend_format(inp, weight, backend)
 torch._C._conv_determine_backend_memory_format = _cudnn_format
 mod = importlib.import_module(sys.argv[3])  # a module of its own name, so that Dynamo finds MODEL
-x = eval("torch." + sys.argv[4])
+xs = [eval("torch." + e) for e in json.loads(sys.argv[4])]
 with torch.no_grad():
-    res = fakecuda.cuda_compile(lambda: mod.run(x))
+    res = fakecuda.cuda_compile(lambda: mod.run(*xs))
 launches = [ln for code in res.codes for ln in kp.parse_launches(code)
             if not (ln["kind"] == "fallback" and ln["name"].split(".")[-1].startswith(("view", "_unsafe_view", "as_strided")))]
 print(json.dumps({"graphs": res.graphs, "kernels": len(launches),
@@ -321,11 +398,11 @@ def measure_cuda(path: Path, m: Model, site: Path, timeout: int) -> Figures:
     """cudagen: Inductor's CUDA code generation on fake H100 tensors, the compiled launches of `run`. The
     script is imported by its module name (cudagen.py's own loader leaves it out of sys.modules, where
     Dynamo looks for the `MODEL` that `run` reads); the launches are read as cudagen.py reads them."""
-    expr = m.example.partition("=")[2]  # one input per model here
+    exprs = json.dumps([e for _, e in m.inputs()])
     env = _env(site)
     env["PYTHONPATH"] = os.pathsep.join(p for p in [env["PYTHONPATH"], os.environ.get("CUDAGEN_PYLIB", "")] if p)
     try:
-        res = subprocess.run([sys.executable, "-c", CUDA_CHILD, str(CUDAGEN.parent), str(path.parent), path.stem, expr],
+        res = subprocess.run([sys.executable, "-c", CUDA_CHILD, str(CUDAGEN.parent), str(path.parent), path.stem, exprs],
                              cwd=path.parent, env=env, capture_output=True, text=True, timeout=timeout)
         d = json.loads(res.stdout.strip().splitlines()[-1])
     except subprocess.TimeoutExpired:

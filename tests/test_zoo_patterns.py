@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kpredict.api import analyze_source
+from kpredict.api import analyze_file, analyze_source
 from kpredict.settings import Settings
 
 HEAD = '''import collections.abc
@@ -574,6 +574,42 @@ class Net(nn.Module):
     def forward(self, x):
         return torch.roll(x, shifts=1, dims=-1) + 1
 ''', 2),
+    # diffusers' DiagonalGaussianDistribution(h): an object of another class built during the forward
+    # takes exp(logvar) in its __init__ (not model building: its ops run in the call)
+    "object_built_in_forward": ('''
+class Dist:
+    def __init__(self, parameters):
+        self.mean, self.logvar = torch.chunk(parameters, 2, dim=1)
+        self.std = torch.exp(0.5 * self.logvar)
+
+    def mode(self):
+        return self.mean
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        d = Dist(self.fc(x))
+        return d.mode() * d.std
+''', 4),
+    # diffusers' Upsample2D: `if x.numel() * 2 > pow(2, 31)`; get_timestep_embedding's
+    # torch.arange(start=0, end=half_dim); `isinstance(pos, np.ndarray)` of a tensor
+    "pow_arange_keywords_numpy_isinstance": ('''
+import numpy as np
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        if x.numel() * 2 > pow(2, 31):
+            x = x.t().contiguous()
+        if isinstance(x, np.ndarray):
+            x = torch.from_numpy(x)
+        e = torch.arange(start=0, end=8, dtype=torch.float32)
+        return pow(x, 2) + e.exp()
+''', 4),
 }
 
 
@@ -763,3 +799,69 @@ def test_len_of_a_shape_is_the_rank() -> None:
     (fn,) = analyze_source(src, "rank.py", Settings()).functions
     assert [o.name for o in fn.graph.ops] == ["_to_copy", "all"]
     assert not any("condition not known" in a for a in fn.assumptions)
+
+
+def _diffusers_tree(tmp_path):
+    """The two diffusers helpers kpredict has facts for (rules/libraries.toml), as stand-ins."""
+    pkg = tmp_path / "diffusers"
+    (pkg / "models").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models" / "__init__.py").write_text("")
+    (pkg / "configuration_utils.py").write_text('''import functools
+
+
+def register_to_config(init):
+    @functools.wraps(init)
+    def inner_init(self, *args, **kwargs):
+        raise NotImplementedError  # binds the arguments with inspect.signature
+    return inner_init
+''')
+    (pkg / "models" / "attention_dispatch.py").write_text('''
+def dispatch_attention_fn(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                          enable_gqa=False, attention_kwargs=None, *, backend=None, parallel_config=None):
+    return _AttentionBackendRegistry._backends[_AttentionBackendRegistry._active_backend](query, key, value)
+''')
+
+
+def test_diffusers_config_and_attention_dispatch(tmp_path) -> None:
+    """diffusers' `@register_to_config` keeps the constructor's arguments (defaults filled in) on
+    `self.config`, and `dispatch_attention_fn` runs torch's scaled_dot_product_attention on (B, S, H, D)
+    (its backend table is filled by decorators at import): a Transformer2DModel-like block reads
+    `self.config.num_attention_heads` and attends in one kernel."""
+    _diffusers_tree(tmp_path)
+    (tmp_path / "m.py").write_text('''import torch
+import torch.nn as nn
+
+from diffusers.configuration_utils import register_to_config
+from diffusers.models.attention_dispatch import dispatch_attention_fn
+
+
+class Block(nn.Module):
+    @register_to_config
+    def __init__(self, num_attention_heads: int = 16, attention_head_dim: int = 8):
+        super().__init__()
+        self.qkv = nn.Linear(num_attention_heads * attention_head_dim, 3 * num_attention_heads * attention_head_dim)
+
+    @property
+    def config(self):
+        return self._internal_dict
+
+    def forward(self, x):
+        h, d = self.config.num_attention_heads, self.config["attention_head_dim"]
+        q, k, v = self.qkv(x).unflatten(-1, (3, h, d)).unbind(2)
+        return dispatch_attention_fn(q, k, v).flatten(2)
+
+
+MODEL = Block(num_attention_heads=2).eval()
+
+
+# kpredict: example x=randn(1, 6, 16)
+def run(x):
+    return MODEL(x)
+''')
+    r = analyze_file(tmp_path / "m.py", Settings(target="cpu"), only="run")
+    f = r.functions[0]
+    assert not f.lower_bound, [u.name for u in f.lower_bound_causes]
+    ops = [o.op for o in f.ops if o.kernels]
+    assert ops[:2] == ["linear", "scaled_dot_product_attention"] and ops.count("scaled_dot_product_attention") == 1, ops
+    assert f.eager.bytes is not None  # the heads came from the config: every size is known

@@ -97,6 +97,8 @@ def create(name: str, args: list[object], kwargs: dict[str, object]) -> Concrete
     """torch.arange / linspace / tensor / zeros / ones with plain-number arguments (dtype: its dotted name)."""
     dtype = kwargs.get("dtype")
     dtype = dtype if isinstance(dtype, str) else None
+    if name == "arange" and "end" in kwargs and len(args) <= 1:  # arange(start=0, end=n, step=1)
+        args = [kwargs.get("start", args[0] if args else 0), kwargs["end"], kwargs.get("step", 1)]
     if name == "arange" and 1 <= len(args) <= 3 and all(isinstance(a, (int, float)) for a in args):
         start, end, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
         if step == 0:

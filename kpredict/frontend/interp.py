@@ -106,7 +106,7 @@ _PY_BUILTINS = {
     "len", "range", "int", "float", "bool", "str", "print", "isinstance", "max", "min", "abs",
     "enumerate", "zip", "list", "tuple", "dict", "sum", "round", "super", "getattr", "hasattr",
     "setattr", "type", "sorted", "reversed", "any", "all", "set", "iter", "next", "repr", "divmod",
-    "callable", "id", "hash", "map", "filter", "format", "open", "vars", "issubclass", "slice",
+    "callable", "id", "hash", "map", "filter", "format", "open", "vars", "issubclass", "slice", "pow",
 }
 # (math.log, exp and prod are _MATH's: listed here as None, they were never computed)
 _PY_FUNCS = {"math.sqrt": lambda x: x ** 0.5, "math.ceil": lambda x: -int(-x // 1), "math.floor": lambda x: int(x // 1)}
@@ -164,6 +164,7 @@ class Shared:
             "__kp_target__": ModRef("kpredict.hook.target"),
             "__kp_contiguous__": ModRef("kpredict.hook.contiguous"),
             "__kp_channels_last__": ModRef("kpredict.hook.channels_last"),
+            "__kp_suggested_contiguous__": ModRef("kpredict.hook.suggested_contiguous"),
             "__kp_strided_last__": ModRef("kpredict.hook.strided_last"),
             "__kp_known__": ModRef("kpredict.hook.known"),
             "__kp_assume__": ModRef("kpredict.hook.assume"),
@@ -659,6 +660,8 @@ class Interpreter(ObjectModel):
         if mod is not None and anchor is None and node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.anchor = node  # ops of torch.nn code and of other files are reported at the user's call
         self.bind_params(fdef, frame, args, kwargs, bound, describe)
+        if fdef.decorator_list and fdef.name == "__init__" and isinstance(bound, Instance):
+            self.register_config(fdef, frame, bound)
         self.stack.append(f"nn.{qualname}" if mod == CATALOGUE else qualname)
         self.active[key] = self.active.get(key, 0) + 1
         self.frames.append([len(self.fg.ops), None, [], len(self.fg.graph_breaks)])
@@ -672,6 +675,22 @@ class Interpreter(ObjectModel):
                 self.active[key] -= 1
             self.anchor = anchor
             self.frame_done(self.frames.pop(), node or fdef, mod == CATALOGUE)
+
+    def register_config(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame, inst: Instance) -> None:
+        """`@register_to_config` on `__init__` (diffusers): the arguments as bound, defaults filled in,
+        kept on `self.<attr>` as a mapping whose keys are attributes (rules/libraries.toml init_decorator)."""
+        for d in fdef.decorator_list:
+            v = self.ev(d, Frame(env={}, qualname="<module>", mod=frame.mod))
+            dotted = (f"{module_dotted(self.path_of(v.mod))}.{v.qualname}" if isinstance(v, FuncRef)
+                      else v.dotted if isinstance(v, ModRef) else None)
+            entry = self.table.init_decorators.get(dotted or "")
+            if entry is None:
+                continue
+            a = fdef.args
+            names = [p.arg for p in (a.posonlyargs + a.args)[1:] + a.kwonlyargs if not p.arg.startswith("_")]
+            inst.attrs[entry["attr"]] = Instance("FrozenDict", {n: frame.env[n] for n in names if n in frame.env},
+                                                 CONTAINER)
+            touch(inst)
 
     def body_value(self, fdef: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame) -> object:
         """What a function's body returns: the value of its `return`, None when it falls off the end."""
@@ -2173,6 +2192,9 @@ class Interpreter(ObjectModel):
             for x in args[0].items:
                 acc = self.binop(ast.Add, acc, x, node)
             return acc
+        if name == "pow" and len(args) == 2 and not kwargs and not (
+                allpy and all(isinstance(v, (int, float)) for v in vals) and abs(vals[1]) > 1024):  # type: ignore[arg-type]
+            return self.binop(ast.Pow, args[0], args[1], node)  # pow(2, 31): diffusers' size limits; pow(x, 2)
         if allpy and name in ("int", "float", "bool", "str", "abs", "max", "min", "round", "divmod", "sum"):
             try:
                 return Py({"int": int, "float": float, "bool": bool, "str": str, "abs": abs, "max": max,
@@ -2271,6 +2293,9 @@ class Interpreter(ObjectModel):
         if (isinstance(v, TensorRef) and isinstance(t, ModRef) and t.dotted.startswith("torch.")
                 and not t.dotted.endswith("Tensor") and "Parameter" not in t.dotted and "Buffer" not in t.dotted):
             return Py(False)  # a tensor of the graph is a plain tensor: not an FX proxy, a fake tensor, a dtype
+        if isinstance(t, ModRef) and t.dotted.startswith("numpy.") and isinstance(v, (TensorRef, Py, Seq, Dict, Instance)):
+            # a torch tensor, a Python value or an object of the tree is no numpy array or scalar
+            return Py(isinstance(v, Py) and type(v.value).__module__ == "numpy")
         if isinstance(t, ModRef) and self.catalogue_class(t.dotted):
             t = ClassRef(self.catalogue_class(t.dotted), CATALOGUE)  # type: ignore[arg-type]
         if isinstance(t, ModRef) and t.dotted in ("torch.nn.Module", "torch.nn.modules.module.Module"):

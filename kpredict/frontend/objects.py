@@ -641,7 +641,9 @@ class ObjectModel:
         init = next((k for k in self.mro(c)
                      if self.func_def(k.mod, f"{k.name}.__init__") is not None or self.is_dataclass(k)), None)
         was = self.recording
-        self.recording = False  # construction work is not part of the call being predicted
+        # building a model is not part of the call being predicted; an object of another class built
+        # while the call runs is (diffusers' DiagonalGaussianDistribution(h) takes exp(logvar) in __init__)
+        self.recording = was and not self.is_module(inst)
         try:
             if (init is None or self.func_def(init.mod, f"{init.name}.__init__") is None) and self.dict_based(c):
                 self.init_container(inst, args[0] if args else Dict(dict(kwargs)), "dict")  # class X(OrderedDict)
@@ -1251,6 +1253,14 @@ class ObjectModel:
             return Py(self.shared.mode == "compiled")
         if name == "contiguous" and args and isinstance(args[0], TensorRef):
             return Py(self.value(args[0]).contiguous)
+        if name == "suggested_contiguous" and args and isinstance(args[0], TensorRef):
+            # whether x.contiguous(x.suggest_memory_format()) returns x itself (True where not known)
+            st, shape = self.strides_of(args[0]), self.meta(args[0]).shape
+            if not st or not shape or None in shape:
+                return Py(self.value(args[0]).contiguous)
+            if L.suggests_channels_last(tuple(shape), st):  # type: ignore[arg-type]
+                return Py(L.channels_last_contiguous(tuple(shape), st))  # type: ignore[arg-type]
+            return Py(L.is_contiguous(tuple(shape), st))  # type: ignore[arg-type]
         if name in ("strided_last", "channels_last"):  # layout questions on known strides (False if not known)
             st = self.strides_of(args[0]) if args and isinstance(args[0], TensorRef) else None
             shape = self.meta(args[0]).shape if st is not None else None

@@ -186,7 +186,10 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
     if fact.name in ("reshape", "flatten", "contiguous"):
         contiguous = True  # the copy these make when they cannot return a view is contiguous
     outs = [it.new_tensor(out_meta, contiguous=contiguous)]
-    _output_layout(it, fact, cat, _layout_source(it, t, tensors, outs[0]), outs[0])
+    # TensorIterator's fast setup sees the tensors, and a Python number of add/mul/... as a 0-dim operand
+    wrapped = fact.name in _WRAPS_SCALARS and any(isinstance(x, Py) and isinstance(x.value, (int, float))
+                                                  for x in (*a.args, *a.kwargs.values()))
+    _output_layout(it, fact, cat, _layout_source(it, t, tensors, outs[0]), outs[0], [] if wrapped else tensors)
     if n_out == 2:  # max(dim)'s indices; aminmax's max, of the input's dtype
         outs.append(it.new_tensor(TensorMeta(shape, dtype if fact.returns == "pair" else "int64", device)))
     for _ in range(fact.stats_outputs):
@@ -272,6 +275,10 @@ def _viewable(it: Interpreter, t: TensorRef, shape: tuple) -> bool:
 
 
 _KEEPS_LAYOUT = ("pointwise", "random")
+# binary ops whose Python-number argument ATen wraps as a 0-dim tensor operand (wrapped_scalar_tensor)
+_WRAPS_SCALARS = frozenset({"add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
+                            "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "fmod", "bitwise_and",
+                            "bitwise_or", "bitwise_xor", "logical_and", "logical_or"})
 _NEW_LAYOUT = frozenset({"contiguous", "reshape", "flatten", "cat", "stack", "index", "embedding", "gather",
                          "index_select", "conv_layout", "scalar_tensor", "where"})
 
@@ -288,7 +295,8 @@ def _layout_source(it: Interpreter, t: TensorRef | None, tensors: list[TensorRef
     return next((x for x in ([t] if t is not None else []) + tensors if it.meta(x).shape == oshape), first)
 
 
-def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | None, out: TensorRef) -> None:
+def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | None, out: TensorRef,
+                   operands: list[TensorRef] = ()) -> None:  # type: ignore[assignment]
     """TensorIterator lays an elementwise op's output out in its input's dim order; attention's
     output follows its query (empty_like) on cpu, and is (B, S, H, D) in memory from the cuda
     kernels [SRC aten/src/ATen/TensorIterator.cpp compute_strides; M-CPU fixtures/models/gpt.py,
@@ -312,7 +320,23 @@ def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | Non
         return
     if L.is_contiguous(tuple(shape), st):
         return
+    if len(oshape) == 4 and operands and _all_channels_last(it, operands, tuple(oshape)):
+        # TensorIterator's fast setup: operands of one shape, all channels-last contiguous (size-1 dims
+        # aside; no Python number among them), give an output of channels-last's own strides [SRC aten/src/ATen/TensorIterator.cpp
+        # compute_fast_setup_type; M-CPU diffusers 0.42.1 UNet2DModel: add of two (1, 64, 8, 8) of strides
+        # (64, 1, 512, 64) writes (4096, 1, 512, 64)]
+        n, c, h, w = oshape
+        it.set_strides(out, (h * w * c, 1, w * c, c))
+        return
     it.set_strides(out, L.dense_like(tuple(oshape), st))
+
+
+def _all_channels_last(it: Interpreter, operands: list[TensorRef], oshape: tuple) -> bool:
+    for x in operands:
+        st, shape = it.strides_of(x), it.meta(x).shape
+        if st is None or shape is None or tuple(shape) != oshape or not L.channels_last_contiguous(oshape, st):
+            return False
+    return True
 
 
 def _pool_layout(it: Interpreter, src: TensorRef, out: TensorRef) -> None:
@@ -356,6 +380,19 @@ def _view_layout(it: Interpreter, fact: OpFact, a: Args, base: TensorRef, out: T
         dims = a.ints(0, "dims")
         if dims and None not in dims and len(dims) == len(shape):
             new = L.permuted(st, [S.norm_dim(d, len(shape)) for d in dims])  # type: ignore[arg-type]
+    elif rule == "movedim":
+        perm = _movedim_perm(a, len(shape))
+        new = tuple(st[d] for d in perm) if perm is not None else None
+    elif rule == "unfold":
+        u = _unfold_args(a, shape)
+        new = st[:u[0]] + (st[u[0]] * u[2],) + st[u[0] + 1:] + (st[u[0]],) if u is not None else None
+    elif rule == "as_strided":
+        strides = a.ints_at(1, "stride")
+        new = tuple(strides) if strides is not None and None not in strides and len(strides) == len(oshape) else None  # type: ignore[arg-type]
+    elif rule == "view_as_real":
+        new = tuple(x * 2 for x in st) + (1,)
+    elif rule == "view_as_complex":
+        new = tuple(x // 2 for x in st[:-1]) if st[-1:] == (1,) and all(x % 2 == 0 for x in st[:-1]) else None
     elif rule == "expand":
         off = len(oshape) - len(shape)
         new = tuple(0 if i < off or shape[i - off] != oshape[i] else st[i - off] for i in range(len(oshape)))
@@ -433,7 +470,7 @@ def _infer_dtype(it: Interpreter, fact: OpFact, a: Args, tensors: list[TensorRef
         return first
     if rule == "bool":
         return "bool"
-    if rule in ("int64", "float32", "float16", "bfloat16", "float64", "int32"):
+    if rule in ("int64", "float32", "float16", "bfloat16", "float64", "int32", "uint8", "int8", "int16", "complex64"):
         return rule
     if rule == "promote":
         scalars = [x.value for x in a.args if isinstance(x, Py)]
@@ -479,11 +516,53 @@ def _infer_dtype(it: Interpreter, fact: OpFact, a: Args, tensors: list[TensorRef
     if rule == "arange":
         if explicit:
             return explicit
-        vals = [a.py(i, None, None) for i in range(3)]
+        vals = [v for v in _arange_range(a) if v is not None]
         if all(isinstance(v, int) or v is None for v in vals) and any(v is not None for v in vals):
             return "int64"
         return "float32"
     return first
+
+
+def _movedim_perm(a: Args, ndim: int) -> list[int] | None:
+    """The permutation `x.movedim(source, destination)` applies: the moved dims at their destinations,
+    the others in their order [SRC aten/src/ATen/native/TensorShape.cpp movedim]."""
+    src, dst = a.get(0, "source"), a.get(1, "destination")
+    src_l, dst_l = Args([src], {}).ints(0), Args([dst], {}).ints(0)
+    if not src_l or not dst_l or None in src_l or None in dst_l or len(src_l) != len(dst_l):
+        return None
+    try:
+        s_n = [S.norm_dim(d, ndim) for d in src_l]  # type: ignore[arg-type]
+        d_n = [S.norm_dim(d, ndim) for d in dst_l]  # type: ignore[arg-type]
+    except (IndexError, ValueError):
+        return None
+    if not all(0 <= d < ndim for d in s_n + d_n) or len(set(s_n)) != len(s_n) or len(set(d_n)) != len(d_n):
+        return None
+    perm: list[int | None] = [None] * ndim
+    for s_d, d_d in zip(s_n, d_n):
+        perm[d_d] = s_d
+    rest = iter(d for d in range(ndim) if d not in s_n)
+    return [p if p is not None else next(rest) for p in perm]
+
+
+def _unfold_args(a: Args, shape: tuple | None) -> tuple[int, int, int] | None:
+    """(dim, size, step) of `x.unfold(dimension, size, step)` on a known dim, or None."""
+    d, size, step = a.py(0, "dimension", None), a.py(1, "size", None), a.py(2, "step", None)
+    if shape is None or not all(isinstance(v, int) for v in (d, size, step)) or step <= 0:  # type: ignore[operator]
+        return None
+    if not -len(shape) <= d < len(shape):  # type: ignore[operator]
+        return None
+    d = S.norm_dim(d, len(shape))  # type: ignore[arg-type]
+    return (d, size, step) if isinstance(shape[d], int) and shape[d] >= size else None  # type: ignore[return-value]
+
+
+def _arange_range(a: Args) -> tuple[object, object, object]:
+    """(start, end, step) of `arange(end)`, `arange(start, end[, step])` or `arange(start=0, end=n)`."""
+    pos = [a.py(i, None, None) for i in range(3)]
+    if pos[0] is not None and pos[1] is None and a.py(None, "end", None) is None:
+        return a.py(None, "start", 0), pos[0], a.py(None, "step", 1)
+    return (pos[0] if pos[0] is not None else a.py(None, "start", 0),
+            pos[1] if pos[1] is not None else a.py(None, "end", None),
+            pos[2] if pos[2] is not None else a.py(None, "step", 1))
 
 
 def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, tensors: list[TensorRef],
@@ -547,6 +626,37 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         sizes = a.ints(0, "shape")
         shape = S.view_shape(first.shape, sizes) if sizes is not None else None
         contiguous = base_contig
+    elif rule == "movedim":
+        perm = _movedim_perm(a, len(first.shape)) if first.shape is not None else None
+        shape = tuple(first.shape[d] for d in perm) if perm is not None else None  # type: ignore[index]
+        contiguous = perm == sorted(perm) if perm is not None else False
+    elif rule == "unfold":
+        u = _unfold_args(a, first.shape)
+        if u is not None:
+            d, size, step = u
+            n = first.shape[d]  # type: ignore[index]
+            shape = first.shape[:d] + ((n - size) // step + 1,) + first.shape[d + 1:] + (size,)  # type: ignore[operator,index]
+        contiguous = False
+    elif rule == "as_strided":
+        sizes = a.ints_at(0, "size")
+        shape = tuple(sizes) if sizes is not None and None not in sizes else None
+        contiguous = False
+    elif rule == "view_as_real":
+        shape = first.shape + (2,) if first.shape is not None else None
+        contiguous = base_contig
+    elif rule == "view_as_complex":
+        shape = first.shape[:-1] if first.shape is not None and first.shape[-1:] == (2,) else None
+        contiguous = base_contig
+    elif rule == "cdist":
+        if len(metas) >= 2 and first.shape is not None and metas[1].shape is not None and len(metas[1].shape) >= 2:
+            shape = first.shape[:-1] + (metas[1].shape[-2],)
+    elif rule == "unflatten":
+        d, sizes = a.py(0, "dim", None), a.ints(1, "sizes")
+        if isinstance(d, int) and sizes is not None and first.shape is not None and -len(first.shape) <= d < len(first.shape):
+            d = S.norm_dim(d, len(first.shape))
+            part = S.view_shape((first.shape[d],), sizes)
+            shape = first.shape[:d] + part + first.shape[d + 1:] if part is not None else None
+        contiguous = base_contig
     elif rule == "flatten":
         shape = S.flatten_shape(first.shape, a.py(0, "start_dim", 0), a.py(1, "end_dim", -1))
     elif rule == "transpose":
@@ -590,8 +700,7 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         sizes = a.ints_at(0, "size")
         shape = tuple(sizes) if sizes is not None and None not in sizes else None
     elif rule == "arange":
-        vals = [a.py(i, None, None) for i in range(3)]
-        start, end, step = (0, vals[0], 1) if vals[1] is None else (vals[0], vals[1], vals[2] or 1)
+        start, end, step = _arange_range(a)
         if all(isinstance(v, (int, float)) for v in (start, end, step)) and step:
             shape = (max(0, math.ceil((end - start) / step)),)  # type: ignore[operator]
     elif rule == "cat":

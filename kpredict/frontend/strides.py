@@ -46,6 +46,33 @@ def nhwc_ordered(shape: Shape, strides: Strides) -> bool:
     return order == [d for d in (0, 2, 3, 1) if shape[d] != 1] and (shape[1] == 1 or strides[1] == 1)
 
 
+def suggests_channels_last(shape: Shape, strides: Strides) -> bool:
+    """torch's `suggest_memory_format()` is channels-last (c10 is_channels_last_strides_2d): walking
+    C, W, H, N, each stride is at least the span of the dims before it; the batch dim counts even of
+    size 1, so `y.transpose(1, 2).reshape(1, C, H, W)` (a batch stride of C) suggests contiguous."""
+    if len(shape) != 4 or len(strides) != 4 or strides[1] == 0:
+        return False
+    low = 0
+    for d in (1, 3, 2, 0):
+        if shape[d] == 0 or strides[d] < low or (d == 0 and low == strides[1]):
+            return False
+        low = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return True
+
+
+def channels_last_contiguous(shape: Shape, strides: Strides) -> bool:
+    """`is_contiguous(memory_format=torch.channels_last)`: dense in C, W, H, N order, size-1 dims aside."""
+    if len(shape) != 4 or len(strides) != 4:
+        return False
+    expected = 1
+    for d in (1, 3, 2, 0):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
 def is_dense(shape: Shape, strides: Strides) -> bool:
     """Non-overlapping and dense: some permutation of the dims is contiguous."""
     dims = sorted((s, d) for d, s in zip(shape, strides) if d != 1)

@@ -45,6 +45,11 @@ _OID = operator.attrgetter("oid")
 PASSIVE = frozenset(("view", "alloc", "noop"))  # categories whose ops touch no memory of their own
 
 
+# views after which a tensor keeps its memory layout (a library kernel can still write it in place)
+_LAYOUT_KEEPING_VIEWS = frozenset({"view", "reshape", "_unsafe_view", "unsqueeze", "squeeze", "flatten", "unflatten",
+                                   "alias", "detach"})
+
+
 @dataclass(slots=True)
 class Node:
     op: Op
@@ -1045,8 +1050,22 @@ class Scheduler:
         for oid, n in nodes.items():
             if n.op.name != "cat" or n.absorbed_into is not None or not n.deps:
                 continue
-            if all(d in nodes and nodes[d].kind == "extern" for d in n.deps) and len(n.deps) == len(n.op.inputs):
+            if all(d in nodes and nodes[d].kind == "extern" for d in n.deps) and len(n.deps) == len(n.op.inputs) \
+                    and all(self._extern_output_as_is(v) for v in n.op.inputs):
                 n.absorbed_into = max(n.deps)
+
+    def _extern_output_as_is(self, vid: int) -> bool:
+        """Whether a cat input is a library kernel's output seen through views that keep its layout
+        (view, reshape, unsqueeze): the kernel writes into the cat's slice. A transposed or permuted view
+        of it is copied into the output by a kernel [M-CPU diffusers 0.42.1 SD3 joint attention:
+        torch.cat of q.view(B, -1, H, D).transpose(1, 2) with the text q, cpp_fused_cat_transpose_view x3]."""
+        producer = self._producers()
+        op = producer.get(vid)
+        while op is not None and op.category == "view":
+            if op.name not in _LAYOUT_KEEPING_VIEWS or not op.inputs:
+                return False
+            op = producer.get(op.inputs[0])
+        return op is not None
 
     @staticmethod
     def _generator(g: Group, nodes: dict[int, Node]) -> bool:
