@@ -42,6 +42,9 @@ MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; N
 # reductions that carry their own full-size epilogue (row statistics, then every element rescaled)
 ROW_EPILOGUE = ("_softmax", "_log_softmax", "layer_norm", "rms_norm")
 _OID = operator.attrgetter("oid")
+# the normalizing half of a group norm split from its statistics (split_group_norms): a pointwise node
+# that never joins the reduction before it
+GROUP_NORM_APPLY = "group_norm_apply"
 PASSIVE = frozenset(("view", "alloc", "noop"))  # categories whose ops touch no memory of their own
 
 
@@ -326,6 +329,65 @@ def row_layouts(fg: FunctionGraph, conf: dict, plain: set[int]) -> FunctionGraph
     return replace(fg, ops=[replace(op, reduce_axis="outer") if op.oid in ids else op for op in fg.ops])
 
 
+def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> FunctionGraph:
+    """In a channels-last graph (cuda), a group norm over an image is two kernels: its decomposition
+    views the input as (N, G, C/G x H x W), a copy for a channels-last tensor, so the statistics are a
+    reduction over that copy and the normalization a pointwise kernel over the input as it lies, which
+    takes the pointwise ops after it (silu) [M-CUDA cudagen, torch 2.13: F.group_norm of a channels-last
+    (1, 32, 8, 8) to (1, 64, 32, 32) tensor, then silu: triton_red/per_fused_..native_group_norm and
+    triton_poi_fused_..native_group_norm_silu; of a contiguous one, one kernel; diffusers' ResnetBlock2D].
+    rules/targets.toml `group_norm_layout_split`; plain: the graphs whose convolutions keep their layout."""
+    if not conf.get("group_norm_layout_split") or not any(op.name == "group_norm" for op in fg.ops):
+        return fg
+    conv_graphs = {op.graph for op in fg.ops if op.category == "extern" and op.name in CONV_OPS}
+    producer = {v: op for op in fg.ops for v in op.outputs}
+    next_oid = max(op.oid for op in fg.ops) + 1
+    ops: list[Op] = []
+    for op in fg.ops:
+        x = fg.values.get(op.inputs[0]) if op.inputs else None
+        shape = x.meta.shape if x is not None else None
+        if (op.name != "group_norm" or op.category != "reduction" or op.free_reason or len(op.outputs) < 2
+                or op.graph not in conv_graphs or op.graph in plain or shape is None or len(shape) != 4
+                or None in shape or shape[2] * shape[3] == 1 or op.reduce_len in (None, shape[1] * shape[2] * shape[3])
+                or not _conv_written(op.inputs[0], producer)):
+            # one group (any order of the sample's elements will do), or an input no convolution wrote
+            # (a graph input): one kernel [M-CUDA cudagen: GroupNorm(1, C) of a
+            # channels-last tensor, timm mobilevitv2; diffusers' Transformer2DModel norm of its input]
+            ops.append(op)
+            continue
+        ops.append(replace(op, oid=next_oid, outputs=op.outputs[1:]))  # the statistics (mean, rstd)
+        next_oid += 1
+        ops.append(replace(op, name=GROUP_NORM_APPLY, category="pointwise", inputs=op.inputs + op.outputs[1:],
+                           outputs=op.outputs[:1], reduce_numel=None, reduce_len=None, reduce_axis=None))
+    if len(ops) == len(fg.ops):
+        return fg
+    values = dict(fg.values)
+    for op in ops:
+        for v in op.outputs:
+            if v in values and values[v].producer != op.oid:
+                values[v] = replace(values[v], producer=op.oid)
+    return replace(fg, ops=ops, values=values)
+
+
+def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24) -> bool:
+    """Whether a value is a convolution's output, or computed elementwise (or viewed) from one: in a
+    channels-last graph it lies channels-last."""
+    stack, seen = [vid], set()
+    while stack and len(seen) < depth:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        p = producer.get(v)
+        if p is None:
+            continue
+        if p.category == "extern" and p.name in CONV_OPS:
+            return True
+        if p.category in ("pointwise", "view") and p.inputs:
+            stack.extend(p.inputs)
+    return False
+
+
 def _full_size(shape: tuple | None, full: tuple) -> bool:
     """A load that varies along every dim of the reduction's input: its shape, or that shape with
     one dim of another size (a part of a concatenation), not a broadcast (a dim of 1 there)."""
@@ -391,6 +453,7 @@ def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     plain = _plain_layout_graphs(fg, conf) if convs else set()  # decided once for both passes below
     fg = choose_layout(fg, conf, plain)
     fg = row_layouts(fg, conf, plain)
+    fg = split_group_norms(fg, conf, plain)
     if conf.get("kernel_groups"):
         fg = share_layout_copies(fg)
     return fg
@@ -615,6 +678,8 @@ class Scheduler:
         if n.op.name in GATHER_EPILOGUES and not horizontal and self.conf.get("gather_epilogue_fusion"):
             return True  # rows picked out of a reduction's output (x[:, [-1]], nll_loss) [M-CPU fixtures/models/gpt.py]
         if n.kind == "pw":
+            if n.op.name == GROUP_NORM_APPLY:
+                return False
             if n.numel is None or rin is None:
                 return not split
             if n.numel == rout:
