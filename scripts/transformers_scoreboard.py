@@ -16,7 +16,8 @@ imports the file as transformers.models.<m>.modeling_<m>; 1-2 minutes a model) f
 lacks, or whose command or source changed: the figures are stored in benchmarks/transformers_scoreboard.json,
 keyed model|torch|cpu with a digest of the config class, keywords, input and the modeling and
 configuration files. Predictions are always made afresh and compared with the store; --markdown writes
-the table (docs/transformers-scoreboard.md). tests/test_transformers_scoreboard.py holds every
+the table (docs/transformers-scoreboard.md). With --cuda, also --target cuda, and with --measure cudagen's
+compiled launches (Inductor's CUDA code generation on fake H100 tensors, keyed model|torch|cuda-sim). tests/test_transformers_scoreboard.py holds every
 prediction to the store; tests/test_verify_real_models.py measures the first seven live (recorded).
 """
 
@@ -34,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+CUDAGEN = ROOT.parent / "shared" / "tools" / "cudagen"
 DEFAULT_OUT = ROOT / "benchmarks" / "transformers_scoreboard.json"
 VERSION = "5.25.0"  # the transformers the store was measured with (--site must hold it)
 EXAMPLE = "input_ids=randint(0, 128, (1, 16))"
@@ -196,6 +199,56 @@ def predict(m: HFModel, site: Path, timeout: int) -> Figures:
         return Figures(error="no report")
 
 
+def predict_cuda(m: HFModel, site: Path) -> Figures:
+    """kpredict's --target cuda compiled figures, as cudagen counts them: an extern call once (the ATen
+    launches inside it, such as a bias copied before cuBLAS, are not in Inductor's wrapper)."""
+    from kpredict.api import analyze_file
+    from kpredict.settings import Settings
+
+    q = f"{m.model}.forward"
+    rep = analyze_file(m.path(site), Settings(target="cuda"), only=q, examples={q: EXAMPLE},
+                       inits={q: f"config={m.config}({m.keywords})"})
+    if rep.error or not rep.functions:
+        return Figures(error=str(rep.error or "no function")[:300])
+    f = rep.functions[0]
+    return Figures(compiled=f.compiled.kernels - f.compiled.extern_inner, graphs=f.compiled.graphs,
+                   lower_bound=f.lower_bound)
+
+
+CUDA_CHILD = """
+import importlib, json, os, sys
+sys.path[:0] = [sys.argv[1], os.environ["KPREDICT_SCRIPTS"]]
+import torch, fakecuda, kp, cudagen_child
+cudagen_child.retarget_positional_devices(fakecuda)
+mod = importlib.import_module(sys.argv[2])
+config = eval(sys.argv[3], vars(mod))
+model = getattr(mod, sys.argv[4])(config).eval()
+ids = eval("torch." + sys.argv[5])
+with torch.no_grad():
+    res = fakecuda.cuda_compile(lambda: model(input_ids=ids))
+launches = cudagen_child.launches(res, kp)
+print(json.dumps({"graphs": res.graphs, "kernels": len(launches), "errors": [e.strip().splitlines()[-1] for e in res.errors]}))
+"""
+
+
+def measure_cuda(m: HFModel, site: Path, timeout: int) -> Figures:
+    """cudagen (../shared/tools/cudagen): Inductor's own CUDA code generation on fake H100 tensors, the
+    compiled launches of the model's forward on the same config and input (a child that imports
+    transformers; triton from $CUDAGEN_PYLIB)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(site), str(ROOT), os.environ.get(
+        "CUDAGEN_PYLIB", "")] if p), "KPREDICT_SCRIPTS": str(ROOT / "scripts")}
+    try:
+        res = subprocess.run([sys.executable, "-c", CUDA_CHILD, str(CUDAGEN), f"transformers.models.{m.name}."
+                              f"modeling_{m.name}", f"{m.config}({m.keywords})", m.model, EXAMPLE.partition("=")[2]],
+                             env=env, capture_output=True, text=True, timeout=timeout)
+        d = json.loads(res.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        return Figures(error="timeout")
+    except (json.JSONDecodeError, IndexError):
+        return Figures(error=((res.stderr or "").strip().splitlines() or [f"exit {res.returncode}"])[-1][:300])
+    return Figures(compiled=d["kernels"], graphs=d["graphs"], error="; ".join(d.get("errors") or []) or None)
+
+
 def measure(m: HFModel, site: Path, timeout: int, raw: Path | None = None) -> Figures:
     """The CPU oracle's figures: `kpredict verify --device cpu` (a child that imports transformers,
     TorchDispatchMode for eager, the profiler's cpp_fused_* rows for torch.compile). `raw`: a folder
@@ -250,24 +303,29 @@ def markdown(store: dict[str, Any]) -> str:
            f"torch {store.get('torch')}, transformers {VERSION}, `<Model>.forward` on input_ids (1, 16), 2 layers, "
            "target cpu: kpredict's static prediction / the CPU oracle's measurement (`kpredict verify --device "
            "cpu`); **x** marks a miss, `-` not measured or not known.", "",
-           "| model | eager kernels | eager transfers (r+w) | eager bytes | compiled kernels (graphs) |",
-           "|---|---|---|---|---|"]
+           "| model | eager kernels | eager transfers (r+w) | eager bytes | compiled kernels (graphs) | compiled, cuda "
+           "(cudagen) |",
+           "|---|---|---|---|---|---|"]
     for name, r in store["rows"].items():
         p, m, x = r["predicted"], r["measured"] or {}, r["exact"]
         if p.get("error"):
-            out.append(f"| {name} | error: {p['error'][:60]} | | | |")
+            out.append(f"| {name} | error: {p['error'][:60]} | | | | |")
             continue
         lb = ">= " if p["lower_bound"] else ""
         tp, tm = f"{p['reads']}+{p['writes']}", m and f"{m.get('reads')}+{m.get('writes')}"
         cp = f"{p['compiled']} ({p['graphs']})"
         cm = m and m.get("compiled") is not None and f"{m['compiled']} ({m['graphs']})" or None
+        pg, mg = r.get("predicted_cuda") or {}, r.get("measured_cuda_sim") or {}
+        gp = f"{pg['compiled']} ({pg['graphs']})" if pg.get("compiled") is not None else "-"
+        gm = f"{mg['compiled']} ({mg['graphs']})" if mg.get("compiled") is not None and not mg.get("error") else None
         out.append(f"| {name} | {lb}{cell(p['eager'], m.get('eager'), x['eager'])} | {cell(tp, tm, x['transfers'])} | "
                    f"{cell(p['eager_bytes'] if p['eager_bytes'] is not None else '?', m.get('eager_bytes'), x['bytes'])}"
-                   f" | {cell(cp, cm, x['compiled'])} |")
+                   f" | {cell(cp, cm, x['compiled'])} | {cell(gp, gm, x.get('cuda_compiled'))} |")
     s = store["summary"]
     out += ["", f"Of {s['measured']} measured: eager kernels exact {s['eager']}, eager transfers exact "
             f"{s['transfers']}, eager bytes exact {s['bytes']} (of those predicted with a figure), compiled "
-            f"kernels and graphs exact {s['compiled']}; both kernel counts exact {s['both']}."]
+            f"kernels and graphs exact {s['compiled']}; both kernel counts exact {s['both']}"
+            + (f"; compiled on cuda (cudagen: fake H100) exact {s['cuda_compiled']}." if s.get("cuda_compiled") else ".")]
     return "\n".join(out) + "\n"
 
 
@@ -281,6 +339,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=int, default=900, help="seconds per command")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--markdown", type=Path, help="also write the table as markdown here")
+    ap.add_argument("--cuda", action="store_true", help="also predict --target cuda and, with --measure, measure "
+                    "with cudagen (../shared/tools/cudagen; triton on $CUDAGEN_PYLIB; ~20 s a model)")
     ap.add_argument("--raw", type=Path, help="keep verify's whole answer per model in this folder (to read misses)")
     args = ap.parse_args()
     if not (args.site / "transformers").is_dir():
@@ -312,14 +372,38 @@ def main() -> int:
         x = exact(p, None if stale else got)
         rows[name] = {"command": f"{m.config}({m.keywords})", "predicted": asdict(p), "measured": got,
                       "stale": stale, "exact": x}
+        if args.cuda:
+            gkey = f"{name}|{tv}|cuda-sim"
+            gold = measured.get(gkey)
+            if args.remeasure or (args.measure and (not gold or gold.get("digest") != h or gold.get("error"))):
+                t1 = time.time()
+                gfig = measure_cuda(m, args.site, args.timeout)
+                measured[gkey] = {"digest": h, "seconds": round(time.time() - t1, 1), **asdict(gfig)}
+                args.out.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n")
+            gm = measured.get(gkey) or {}
+            pg = predict_cuda(m, args.site)
+            ok = bool(gm) and gm.get("digest") == h and not gm.get("error") and gm.get("compiled") is not None
+            x["cuda_compiled"] = ((pg.compiled, pg.graphs) == (gm["compiled"], gm["graphs"])) if ok and \
+                not pg.error else None
+            rows[name].update({"predicted_cuda": asdict(pg), "measured_cuda_sim": gm or None})
+        elif name in (store.get("rows") or {}):  # a run without --cuda keeps the cuda columns it has
+            old_row = store["rows"][name]
+            for k in ("predicted_cuda", "measured_cuda_sim"):
+                if old_row.get(k) is not None:
+                    rows[name][k] = old_row[k]
+            if "cuda_compiled" in (old_row.get("exact") or {}):
+                x["cuda_compiled"] = old_row["exact"]["cuda_compiled"]
         g = got or {}
         mark = {True: "=", False: "x", None: "-"}
         note = p.error or g.get("error") or ("measured for other source (stale)" if stale else "")
         e_cell = f"{p.eager}/{g.get('eager', '-')}"
         t_cell = f"{p.reads}+{p.writes}/{g.get('reads', '-')}+{g.get('writes', '-')}"
         c_cell = f"{p.compiled}({p.graphs})/{g.get('compiled', '-')}({g.get('graphs', '-')})"
+        pgc, mgc = rows[name].get("predicted_cuda") or {}, rows[name].get("measured_cuda_sim") or {}
+        g_cell = f"{pgc.get('compiled', '-')}/{mgc.get('compiled', '-')}" if args.cuda else ""
         print(f"{name:<18} {e_cell:>10}{mark[x['eager']]} {t_cell:>16}{mark[x['transfers']]} {mark[x['bytes']]:>5} "
-              f"{c_cell:>14}{mark[x['compiled']]}  {note[:80]}", flush=True)
+              f"{c_cell:>14}{mark[x['compiled']]} {g_cell:>9}{mark[x.get('cuda_compiled')] if args.cuda else ''}  "
+              f"{note[:80]}", flush=True)
     rows = {n: rows[n] for n in MODELS if n in rows}
     judged = [r["exact"] for r in rows.values() if r["exact"]["eager"] is not None]
 
@@ -330,6 +414,9 @@ def main() -> int:
     summary = {"models": len(rows), "measured": len(judged), **{k: count(k) for k in
                                                                ("eager", "transfers", "bytes", "compiled")},
                "both": f"{sum(bool(x['eager'] and x['compiled']) for x in judged)}/{len(judged)}"}
+    cuda_judged = [r["exact"].get("cuda_compiled") for r in rows.values() if r["exact"].get("cuda_compiled") is not None]
+    if cuda_judged:
+        summary["cuda_compiled"] = f"{sum(cuda_judged)}/{len(cuda_judged)}"
     print(" ".join(f"{k}={v}" for k, v in summary.items()))
     store.update({"torch": tv, "transformers": VERSION, "rows": rows, "summary": summary})
     args.out.parent.mkdir(parents=True, exist_ok=True)

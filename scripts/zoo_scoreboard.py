@@ -366,10 +366,11 @@ def measure_cpu(path: Path, site: Path, timeout: int, eager_only: bool = False) 
 
 
 CUDA_CHILD = """
-import importlib, json, sys
-sys.path[:0] = [sys.argv[1], sys.argv[2]]
-import torch, fakecuda, kp
+import importlib, json, os, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2], os.environ["KPREDICT_SCRIPTS"]]
+import torch, fakecuda, kp, cudagen_child
 from torch._prims_common import suggest_memory_format
+cudagen_child.retarget_positional_devices(fakecuda)
 
 # A CPU build of torch cannot pick cuDNN for a fake CUDA convolution, so FakeTensor's conv gives every
 # output the contiguous layout; on a GPU cuDNN writes channels-last where the input or the weight is
@@ -387,8 +388,7 @@ mod = importlib.import_module(sys.argv[3])  # a module of its own name, so that 
 xs = [eval("torch." + e) for e in json.loads(sys.argv[4])]
 with torch.no_grad():
     res = fakecuda.cuda_compile(lambda: mod.run(*xs))
-launches = [ln for code in res.codes for ln in kp.parse_launches(code)
-            if not (ln["kind"] == "fallback" and ln["name"].split(".")[-1].startswith(("view", "_unsafe_view", "as_strided")))]
+launches = cudagen_child.launches(res, kp)
 print(json.dumps({"graphs": res.graphs, "kernels": len(launches),
                   "errors": [e.strip().splitlines()[-1] for e in res.errors]}))
 """
@@ -401,6 +401,7 @@ def measure_cuda(path: Path, m: Model, site: Path, timeout: int) -> Figures:
     exprs = json.dumps([e for _, e in m.inputs()])
     env = _env(site)
     env["PYTHONPATH"] = os.pathsep.join(p for p in [env["PYTHONPATH"], os.environ.get("CUDAGEN_PYLIB", "")] if p)
+    env["KPREDICT_SCRIPTS"] = str(ROOT / "scripts")
     try:
         res = subprocess.run([sys.executable, "-c", CUDA_CHILD, str(CUDAGEN.parent), str(path.parent), path.stem, exprs],
                              cwd=path.parent, env=env, capture_output=True, text=True, timeout=timeout)
