@@ -4,6 +4,7 @@ number or a formula, analyzed with no flags (issue 26: 4% at first, the goal 95%
   python scripts/bytes_coverage.py                 # every modeling_*.py file (a few minutes, one core)
   python scripts/bytes_coverage.py --limit 60      # 60 files, spread evenly
   python scripts/bytes_coverage.py --why 20        # and the first assumptions of 20 methods still at '?'
+  python scripts/bytes_coverage.py --models .../diffusers/models --glob '*/*.py'   # another library's models
 
 The wheel is the one benchmarks/throughput.py fetches (~/.cache/kpredict-bench/...); it is only read.
 Prints the files, the forward methods, and how many have both bytes as a number, as a formula (at least
@@ -28,10 +29,11 @@ MODELS = Path.home() / ".cache/kpredict-bench/transformers-5.25.0-py3-none-any/t
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", type=Path, default=MODELS)
+    ap.add_argument("--glob", default="*/modeling_*.py", help="files under --models (diffusers: '*/*.py')")
     ap.add_argument("--limit", type=int, default=0, help="this many files, spread evenly (0: all)")
     ap.add_argument("--why", type=int, default=0, help="list this many methods whose bytes are unknown")
     a = ap.parse_args()
-    files = sorted(a.models.glob("*/modeling_*.py"))
+    files = sorted(a.models.glob(a.glob))
     if a.limit:
         step = max(1, len(files) // a.limit)
         files = files[::step][: a.limit]
