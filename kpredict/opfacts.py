@@ -43,6 +43,7 @@ class OpFact:
     graph_break: str | None = None  # reason, when the op breaks a torch.compile graph
     stats_outputs: int = 0  # extra per-row outputs written in eager (layer_norm's mean and rstd)
     wrap_scalars: bool = False  # Python scalar arguments become 0-dim tensors first (aten.scalar_tensor)
+    scalar_operand: bool = False  # a Python number argument is a 0-dim TensorIterator operand (output layout)
     # when eager launches 2+ kernels: a copy of the input, then the in-place op (masked_fill), or,
     # when false, one op's kernels over the same tensors (group_norm on cuda: moments, params, apply)
     eager_copy: bool = True
@@ -150,6 +151,7 @@ def _fact(name: str, d: dict, base: OpFact | None = None) -> OpFact:
         graph_break=d.get("graph_break", b.graph_break if b else None),
         stats_outputs=d.get("stats_outputs", b.stats_outputs if b else 0),
         wrap_scalars=d.get("wrap_scalars", b.wrap_scalars if b else False),
+        scalar_operand=d.get("scalar_operand", b.scalar_operand if b else False),
         eager_copy=d.get("eager_copy", b.eager_copy if b else True),
         profiler_row={**(b.profiler_row if b else {}), **_as_target_map(d.get("profiler_row"))},
         eager_name=d.get("eager_name", b.eager_name if b else None),

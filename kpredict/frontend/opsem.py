@@ -187,8 +187,8 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
         contiguous = True  # the copy these make when they cannot return a view is contiguous
     outs = [it.new_tensor(out_meta, contiguous=contiguous)]
     # TensorIterator's fast setup sees the tensors, and a Python number of add/mul/... as a 0-dim operand
-    wrapped = fact.name in _WRAPS_SCALARS and any(isinstance(x, Py) and isinstance(x.value, (int, float))
-                                                  for x in (*a.args, *a.kwargs.values()))
+    wrapped = fact.scalar_operand and any(isinstance(x, Py) and isinstance(x.value, (int, float))
+                                          for x in (*a.args, *a.kwargs.values()))
     _output_layout(it, fact, cat, _layout_source(it, t, tensors, outs[0]), outs[0], [] if wrapped else tensors)
     if n_out == 2:  # max(dim)'s indices; aminmax's max, of the input's dtype
         outs.append(it.new_tensor(TensorMeta(shape, dtype if fact.returns == "pair" else "int64", device)))
@@ -275,10 +275,6 @@ def _viewable(it: Interpreter, t: TensorRef, shape: tuple) -> bool:
 
 
 _KEEPS_LAYOUT = ("pointwise", "random")
-# binary ops whose Python-number argument ATen wraps as a 0-dim tensor operand (wrapped_scalar_tensor)
-_WRAPS_SCALARS = frozenset({"add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
-                            "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "fmod", "bitwise_and",
-                            "bitwise_or", "bitwise_xor", "logical_and", "logical_or"})
 _NEW_LAYOUT = frozenset({"contiguous", "reshape", "flatten", "cat", "stack", "index", "embedding", "gather",
                          "index_select", "conv_layout", "scalar_tensor", "where"})
 
