@@ -93,14 +93,23 @@ def _kind_of(vals: list[object], dtype: str | None) -> str | None:
     return "float" if all(isinstance(v, (int, float)) for v in vals) else None
 
 
+def arange_bounds(pos: list[object], kw: dict[str, object]) -> tuple[object, object, object]:
+    """(start, end, step) of `arange(end)`, `arange(start, end[, step])` or `arange(start=0, end=n)`, from
+    its positional and keyword arguments as given (the interpreter passes None for what it does not know)."""
+    if len(pos) == 1 and "end" not in kw:
+        return kw.get("start", 0), pos[0], kw.get("step", 1)
+    return (pos[0] if pos else kw.get("start", 0), pos[1] if len(pos) > 1 else kw.get("end"),
+            pos[2] if len(pos) > 2 else kw.get("step", 1))
+
+
 def create(name: str, args: list[object], kwargs: dict[str, object]) -> Concrete | None:
     """torch.arange / linspace / tensor / zeros / ones with plain-number arguments (dtype: its dotted name)."""
     dtype = kwargs.get("dtype")
     dtype = dtype if isinstance(dtype, str) else None
-    if name == "arange" and "end" in kwargs and len(args) <= 1:  # arange(start=0, end=n, step=1)
-        args = [kwargs.get("start", args[0] if args else 0), kwargs["end"], kwargs.get("step", 1)]
-    if name == "arange" and 1 <= len(args) <= 3 and all(isinstance(a, (int, float)) for a in args):
-        start, end, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    bounds = arange_bounds(args, {k: kwargs[k] for k in ("start", "end", "step") if k in kwargs}) \
+        if name == "arange" and len(args) <= 3 and (args or "end" in kwargs) else None
+    if bounds is not None and all(isinstance(a, (int, float)) for a in bounds):
+        start, end, step = bounds
         if step == 0:
             return None
         n = max(0, math.ceil((end - start) / step))

@@ -1258,9 +1258,7 @@ class ObjectModel:
             st, shape = self.strides_of(args[0]), self.meta(args[0]).shape
             if not st or not shape or None in shape:
                 return Py(self.value(args[0]).contiguous)
-            if L.suggests_channels_last(tuple(shape), st):  # type: ignore[arg-type]
-                return Py(L.channels_last_contiguous(tuple(shape), st))  # type: ignore[arg-type]
-            return Py(L.is_contiguous(tuple(shape), st))  # type: ignore[arg-type]
+            return Py(L.as_suggested(tuple(shape), st))  # type: ignore[arg-type]
         if name in ("strided_last", "channels_last"):  # layout questions on known strides (False if not known)
             st = self.strides_of(args[0]) if args and isinstance(args[0], TensorRef) else None
             shape = self.meta(args[0]).shape if st is not None else None

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from kpredict.frontend import concrete as C
 from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
 from kpredict.frontend.frame import py
@@ -292,7 +294,7 @@ def _layout_source(it: Interpreter, t: TensorRef | None, tensors: list[TensorRef
 
 
 def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | None, out: TensorRef,
-                   operands: list[TensorRef] = ()) -> None:  # type: ignore[assignment]
+                   operands: Sequence[TensorRef] = ()) -> None:
     """TensorIterator lays an elementwise op's output out in its input's dim order; attention's
     output follows its query (empty_like) on cpu, and is (B, S, H, D) in memory from the cuda
     kernels [SRC aten/src/ATen/TensorIterator.cpp compute_strides; M-CPU fixtures/models/gpt.py,
@@ -327,7 +329,7 @@ def _output_layout(it: Interpreter, fact: OpFact, cat: str, src: TensorRef | Non
     it.set_strides(out, L.dense_like(tuple(oshape), st))
 
 
-def _all_channels_last(it: Interpreter, operands: list[TensorRef], oshape: tuple) -> bool:
+def _all_channels_last(it: Interpreter, operands: Sequence[TensorRef], oshape: tuple) -> bool:
     for x in operands:
         st, shape = it.strides_of(x), it.meta(x).shape
         if st is None or shape is None or tuple(shape) != oshape or not L.channels_last_contiguous(oshape, st):
@@ -552,13 +554,9 @@ def _unfold_args(a: Args, shape: tuple | None) -> tuple[int, int, int] | None:
 
 
 def _arange_range(a: Args) -> tuple[object, object, object]:
-    """(start, end, step) of `arange(end)`, `arange(start, end[, step])` or `arange(start=0, end=n)`."""
-    pos = [a.py(i, None, None) for i in range(3)]
-    if pos[0] is not None and pos[1] is None and a.py(None, "end", None) is None:
-        return a.py(None, "start", 0), pos[0], a.py(None, "step", 1)
-    return (pos[0] if pos[0] is not None else a.py(None, "start", 0),
-            pos[1] if pos[1] is not None else a.py(None, "end", None),
-            pos[2] if pos[2] is not None else a.py(None, "step", 1))
+    """(start, end, step) of an arange call, None where not known (concrete.arange_bounds)."""
+    return C.arange_bounds([a.py(i, None, None) for i in range(len(a.args))],
+                           {k: a.py(None, k, None) for k in ("start", "end", "step") if k in a.kwargs})
 
 
 def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, tensors: list[TensorRef],

@@ -73,6 +73,14 @@ def channels_last_contiguous(shape: Shape, strides: Strides) -> bool:
     return True
 
 
+def as_suggested(shape: Shape, strides: Strides) -> bool:
+    """Whether `x.contiguous(x.suggest_memory_format())` returns x itself: channels-last contiguous where
+    the strides suggest channels-last, contiguous otherwise."""
+    if suggests_channels_last(shape, strides):
+        return channels_last_contiguous(shape, strides)
+    return is_contiguous(shape, strides)
+
+
 def is_dense(shape: Shape, strides: Strides) -> bool:
     """Non-overlapping and dense: some permutation of the dims is contiguous."""
     dims = sorted((s, d) for d, s in zip(shape, strides) if d != 1)
