@@ -15,7 +15,7 @@ import math
 import re
 import operator
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
@@ -37,7 +37,7 @@ from kpredict.frontend.values import (
     Instance, MethodRef,
     ModRef, Opaque, Partial, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown, touch,
 )
-from kpredict.ir import FunctionGraph, GraphBreak, Op, TensorMeta, Value
+from kpredict.ir import EAGER_REGION, FunctionGraph, GraphBreak, Op, TensorMeta, Value
 from kpredict.ir import Unknown as UnknownOp
 from kpredict.opfacts import OpFact, OpTable
 from kpredict.settings import Settings
@@ -2192,9 +2192,20 @@ class Interpreter(ObjectModel):
             for x in args[0].items:
                 acc = self.binop(ast.Add, acc, x, node)
             return acc
+        if name == "pow" and len(args) == 2 and not kwargs and any(isinstance(a, TensorRef) for a in args):
+            # Dynamo does not trace builtin pow() on a tensor: a graph break, the pow run eagerly between
+            # the graphs [M-CPU fixtures/ops/library_patterns.py size_limit_and_keyword_arange; torch 2.13
+            # dynamo.explain: "Failed to trace builtin operator pow with argument types ['Tensor', 'int']"]
+            self.graph_break(node, "builtin pow() on a tensor is not traced by torch.compile (`**` is)")
+            start = len(self.fg.ops)
+            out = self.binop(ast.Pow, args[0], args[1], node)
+            if self.recording:
+                for i in range(start, len(self.fg.ops)):
+                    self.fg.ops[i] = replace(self.fg.ops[i], region=EAGER_REGION)  # ops may be shared: copies
+            return out
         if name == "pow" and len(args) == 2 and not kwargs and not (
                 allpy and all(isinstance(v, (int, float)) for v in vals) and abs(vals[1]) > 1024):  # type: ignore[arg-type]
-            return self.binop(ast.Pow, args[0], args[1], node)  # pow(2, 31): diffusers' size limits; pow(x, 2)
+            return self.binop(ast.Pow, args[0], args[1], node)  # pow(2, 31): diffusers' size limits
         if allpy and name in ("int", "float", "bool", "str", "abs", "max", "min", "round", "divmod", "sum"):
             try:
                 return Py({"int": int, "float": float, "bool": bool, "str": str, "abs": abs, "max": max,
