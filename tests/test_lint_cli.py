@@ -85,7 +85,7 @@ def test_default_path_is_the_current_directory(proj):
 def test_concise_is_the_default_when_not_a_terminal(proj):
     result = CliRunner().invoke(main, ["check", "-j", "1", "model.py"])
     assert result.stdout.startswith("model.py:6:9: KP101 3 elementwise ops (add, mul, relu, lines 6-8) launch 3 kernels")
-    assert result.stdout.rstrip().endswith("Found 2 findings.")
+    assert "\nFound 2 findings.\n" in result.stdout
 
 
 def test_output_file_and_statistics(proj):

@@ -22,7 +22,7 @@ from kpredict.cli_options import (
 )
 from kpredict.frontend.parse import ParseError, decode_source
 from kpredict.ir import FileReport
-from kpredict.lint import baseline, gitdiff
+from kpredict.lint import baseline, fixes, gitdiff
 from kpredict.lint.config import OUTPUT_FORMATS, ConfigError, Overrides, Resolved, parse_rule_option, path_matches
 from kpredict.lint.config import LintConfig, relative_to, resolve_for, validate_selectors
 from kpredict.lint.docs import rule_dict, rule_markdown
@@ -182,6 +182,10 @@ def settings_text(path: str, resolved: Resolved, fmt: str) -> str:
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), default=None,
               help="Kernel budget: fail only on growth beyond this baseline and on findings it does not hold.")
 @click.option("--write-baseline", is_flag=True, help=f"Record the baseline (to --baseline, else {DEFAULT_BASELINE}).")
+@click.option("--fix", "fix", is_flag=True, help="Rewrite the code of the findings that have a safe fix, then report the rest.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="Also offer (and with --fix, apply) fixes that may change what the code does: see each rule.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file.")
 @input_options
 @strict_option
 @common_options
@@ -191,7 +195,8 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
                   ignore: tuple[str, ...], rule_options: tuple[str, ...], extend_exclude: tuple[str, ...],
                   force_exclude: bool,
                   output_format: str | None, output_file: str | None, exit_zero: bool, show_stats: bool,
-                  show_settings: bool, baseline_path: str | None, write_baseline: bool, init: str | None,
+                  show_settings: bool, baseline_path: str | None, write_baseline: bool, fix: bool,
+                  unsafe_fixes: bool, show_diff: bool, init: str | None,
                   example: str | None, strict: bool, run: RunOptions) -> None:
     """Lint PATHS (default: the current directory) for code that costs kernels and memory traffic."""
     try:
@@ -213,7 +218,13 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
         warn_no_files(empty, bool(items))
         examples, inits = given_inputs(init, example, [(p, only) for p, only, _, _ in items])
         root = repository_root()
-        files = lint_items(items, root, run, examples, inits)
+        if show_diff:
+            sys.exit(_print_diff(lint_items(items, root, run, examples, inits), unsafe_fixes))
+        fixed = None
+        if fix:
+            files, fixed = fix_items(items, root, run, examples, inits, unsafe_fixes)
+        else:
+            files = lint_items(items, root, run, examples, inits)
         target_name = first[1].settings.target
         baseline_file = baseline_path or first[1].baseline
         if write_baseline:
@@ -235,7 +246,8 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
     enabled = set(first[1].lint.enabled).union(*(res.lint.enabled for _, _, res, _ in items))
     rules = [r for r in all_rules() if r.code in enabled]
     lint_run = LintRun(files=files, rules=rules, root=root, target=target_name,
-                       defaults={r.code: default_state(r.code) for r in rules}, full_output=ci_run_url(os.environ))
+                       defaults={r.code: default_state(r.code) for r in rules}, full_output=ci_run_url(os.environ),
+                       unsafe_fixes=unsafe_fixes, fixed=fixed)
     text = statistics(lint_run, fmt) if show_stats else render(fmt, lint_run)
     _report_errors(files)
     if output_file:
@@ -296,6 +308,59 @@ def lint_items(items: list[Item], root: str, run: RunOptions, examples: dict[str
         done[i] = file_result(items[i][0], root, slim(report))
     return [FileResult(p, relative_to(p, root), FileReport(p, error=err)) if err is not None else done[i]
             for i, (p, _, _, err) in enumerate(items)]
+
+
+def fix_items(items: list[Item], root: str, run: RunOptions, examples: dict[str, str] | None,
+              inits: dict[str, str] | None, unsafe: bool) -> tuple[list[FileResult], int]:
+    """`check --fix`: lint, write each file with its fixes applied, and lint again while a round changed
+    something (fixes that overlapped one applied wait for the next round: kpredict.lint.fixes). A
+    file whose fixed text would not parse is left as it was, with an error line. Returns the last
+    round's results (the findings left) and how many fixes were applied."""
+    fixed = 0
+    files = lint_items(items, root, run, examples, inits)
+    for _ in range(fixes.MAX_ROUNDS):
+        changed = False
+        for f in files:
+            wanted = fixes.wanted(f.diagnostics, unsafe)
+            if f.error or not wanted:
+                continue
+            text, encoding = fixes.read(f.path)
+            new, applied = fixes.apply(text, wanted)
+            if new == text:
+                continue
+            if not fixes.parses(new):
+                click.echo(f"kpredict: error: {f.path}: its fixes would not parse; the file is left as it was "
+                           f"(please report this)", err=True)
+                continue
+            fixes.write(f.path, new, encoding)
+            fixed += len(applied)
+            changed = True
+        if not changed:
+            break
+        files = lint_items(items, root, run, examples, inits)
+    return files, fixed
+
+
+def _print_diff(files: list[FileResult], unsafe: bool) -> int:
+    """`check --diff`: the fixes of one round as a unified diff on stdout, a count on stderr (ruff's
+    "Would fix"); exit 1 when there is something to fix. Fixes that overlap one shown wait for the
+    rewritten code, so `--fix` may apply more: said when it happens."""
+    would, waiting = 0, 0
+    for f in files:
+        wanted = fixes.wanted(f.diagnostics, unsafe)
+        if f.error or not wanted:
+            continue
+        text, _ = fixes.read(f.path)
+        new, applied = fixes.apply(text, wanted)
+        if new != text and fixes.parses(new):
+            click.echo(fixes.unified(f.relpath, text, new), nl=False)
+            would += len(applied)
+            waiting += len(wanted) - len(applied)
+    more = f" ({waiting} more overlap these and apply after them with --fix)" if waiting else ""
+    click.echo(f"Would fix {would} finding{'' if would == 1 else 's'}{more}." if would else "No fixes available.",
+               err=True)
+    _report_errors(files)
+    return EXIT_ERROR if any(f.error for f in files) else (EXIT_FINDINGS if would else EXIT_CLEAN)
 
 
 def _report_errors(files: list[FileResult]) -> None:

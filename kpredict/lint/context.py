@@ -6,7 +6,8 @@ a call, a `.cuda()` that the frontend treats as free. Those come from the module
 (kpredict.frontend.parse.parse_module), here, without touching the frontend.
 
 Columns: the frontend's spans and `ast` positions are UTF-8 byte offsets; every rule works in those,
-and the engine converts to code points (ir.Span's convention) once, when it makes a Diagnostic.
+and the engine converts to code points (ir.Span's convention) once, when it makes a Diagnostic. A
+fix's edits come from libcst (kpredict.lint.rewrite), in code points already.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from kpredict.frontend.parse import ModuleInfo
 from kpredict.ir import FunctionGraph, FunctionReport, Kernel, Op, Span
 from kpredict.lint import hotpath
+from kpredict.lint.rewrite import RewriteSource
 from kpredict.models.eager import eager_kernels
 from kpredict.opfacts import OpTable
 from kpredict.settings import Settings
@@ -48,6 +50,19 @@ class ModuleFacts:
         self.lines = module.lines
         self._encoded: dict[int, bytes] = {}
         self._cold: dict[str, str | None] = {}
+
+    @cached_property
+    def rewrite_source(self) -> RewriteSource | None:
+        """The module's libcst tree, parsed the first time a rule builds a fix (kpredict.lint.rewrite)."""
+        return RewriteSource.parse("\n".join(self.lines) + "\n")
+
+    def cst_node(self, span: Span, kind: type | tuple[type, ...]) -> tuple[RewriteSource, Any] | None:
+        """(tree, node) for the libcst node of `kind` at an ast span (byte columns), or None."""
+        src = self.rewrite_source
+        if src is None:
+            return None
+        node = src.node_at(self.span_codepoints(span), kind)
+        return None if node is None else (src, node)
 
     # ---------------------------------------------------------------- text and columns
     def line_bytes(self, line: int) -> bytes:

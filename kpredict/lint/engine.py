@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kpredict.cache import config_digest
 from kpredict.frontend.parse import ModuleInfo
 from kpredict.ir import FunctionReport, Span
 from kpredict.lint.config import LintConfig
 from kpredict.lint.context import FunctionContext, ModuleFacts
-from kpredict.lint import hotpath, suppress
+from kpredict.lint import hotpath, precision, suppress
 from kpredict.lint.model import Diagnostic, Hit, Rule
 from kpredict.lint.registry import all_rules, by_code
 from kpredict.opfacts import OpTable, default_table
@@ -92,9 +92,12 @@ def lint_module(module: ModuleInfo, functions: list[FunctionReport], settings: S
 
 
 def make_diagnostic(rule: Rule | type[Rule], qualname: str, hit: Hit, facts: ModuleFacts) -> Diagnostic:
+    fix = hit.fix
+    if fix is not None and fix.applicability == "safe" and not precision.fix_trusted(rule.code):
+        fix = replace(fix, applicability="unsafe")  # the finding may be wrong: kpredict.lint.precision
     return Diagnostic(code=rule.code, severity=rule.severity, qualname=qualname,
                       span=facts.span_codepoints(hit.span), message=hit.message, name=rule.name,
-                      figures=hit.figures, help=rule.fix, snippet=facts.text(hit.span, None))
+                      figures=hit.figures, help=rule.fix, snippet=facts.text(hit.span, None), fix=fix)
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:

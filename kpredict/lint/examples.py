@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kpredict.api import analyze_source
+from kpredict.lint import fixes
 from kpredict.lint.baseline import budget_findings
 from kpredict.lint.config import LintConfig
 from kpredict.lint.engine import Linter
 from kpredict.lint.model import Diagnostic, Example, Rule, as_example
-from kpredict.lint.model import strip_marks  # noqa: F401 - re-exported for the tests
+from kpredict.lint.model import strip_marks
 from kpredict.lint.registry import codes
 from kpredict.settings import Settings
 
@@ -29,3 +32,17 @@ def run_example(rule: type[Rule], example: Example | str) -> list[Diagnostic]:
         found += [d for d in budget_findings(EXAMPLE_PATH, report.functions, ex.source.splitlines(), entries)
                   if d.code == rule.code]
     return found
+
+
+def fix_example(rule: type[Rule], example: Example | str, unsafe: bool = True) -> str:
+    """The example's source (marks dropped) after its fixes by `rule`, applied as `check --fix` does:
+    round after round until nothing changes (kpredict.lint.fixes)."""
+    ex = as_example(example)
+    text = strip_marks(ex.source)
+    for _ in range(fixes.MAX_ROUNDS):
+        found = run_example(rule, replace(ex, source=text))
+        new, _ = fixes.apply(text, fixes.wanted(found, unsafe))
+        if new == text:
+            break
+        text = new
+    return text

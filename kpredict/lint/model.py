@@ -40,6 +40,7 @@ class Example:
     options: dict[str, Any] = field(default_factory=dict)
     target: str = "cuda"
     baseline: dict[str, dict[str, Any]] | None = None
+    fixed: str | None = None  # the source after `check --fix --unsafe-fixes` (marks dropped), when a rule fixes it
 
     def expected(self) -> list[tuple[int, str]]:
         """(line, code) for every `# expect:` mark, in line order."""
@@ -55,13 +56,37 @@ def as_example(e: Example | str) -> Example:
     return e if isinstance(e, Example) else Example(e)
 
 
+APPLICABILITIES = ("safe", "unsafe")
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the source in `span` (code-point columns) with `content`; an empty span inserts."""
+
+    span: Span
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A rewrite of the flagged code, as text edits (ruff's model): `check --fix` applies the safe ones,
+    `--unsafe-fixes` also those that may change what the program does (which values alias, which random
+    stream fills a tensor); `message` says what it does, in the imperative."""
+
+    message: str
+    applicability: str
+    edits: tuple[Edit, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """What a rule reports: where, what, and the figures behind the message."""
+    """What a rule reports: where (byte columns, as ast gives them), what, the figures behind the
+    message, and a rewrite when the rule has one (its edits in code points: kpredict.lint.rewrite)."""
 
     span: Span
     message: str
     figures: dict[str, Any] | None = None
+    fix: Fix | None = None
 
 
 class Rule:
@@ -116,6 +141,7 @@ class Diagnostic(Finding):
     help: str = ""
     snippet: str = ""
     fingerprint: str = ""
+    fix: Fix | None = None  # code-point spans, like `span`
 
 
 @dataclass(slots=True)
@@ -145,6 +171,8 @@ class LintRun:
     defaults: dict[str, str] = field(default_factory=dict)  # code -> on by default or not, and why (SARIF help)
     # where every finding can be read when a renderer shows only some (markdown's size cap): a URL, or ""
     full_output: str = ""
+    unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as available (and `--fix` applies them)
+    fixed: int | None = None  # with --fix: how many fixes were applied (the findings left are the rest)
 
     def diagnostics(self) -> Iterator[tuple[FileResult, Diagnostic]]:
         for f in self.files:
@@ -154,6 +182,10 @@ class LintRun:
     @property
     def count(self) -> int:
         return sum(len(f.diagnostics) for f in self.files)
+
+    def fixable(self, d: Diagnostic) -> bool:
+        """Whether `check --fix` (with this run's --unsafe-fixes) would apply the finding's fix."""
+        return d.fix is not None and (self.unsafe_fixes or d.fix.applicability == "safe")
 
     @property
     def errors(self) -> list[FileResult]:

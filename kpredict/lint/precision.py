@@ -16,6 +16,10 @@ from functools import lru_cache
 from kpredict.opfacts import _rules_dir
 
 THRESHOLD = 0.9
+# A fix is only as right as its finding: where more than this share of a rule's labelled findings are
+# wrong (the claim itself is false, such as a .contiguous() that does copy), its fixes count as unsafe
+# (applied only with --unsafe-fixes), whatever the rewrite itself.
+FIX_FALSE_LIMIT = 0.05
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,12 @@ def measured(code: str) -> Precision | None:
 def on_by_default(code: str) -> bool:
     p = measured(code)
     return p is None or p.sampled == 0 or p.value >= THRESHOLD
+
+
+def fix_trusted(code: str) -> bool:
+    """Whether a rule's safe fixes stay safe: at most FIX_FALSE_LIMIT of its labelled findings false."""
+    p = measured(code)
+    return p is None or p.sampled == 0 or p.false / p.sampled <= FIX_FALSE_LIMIT
 
 
 def default_state(code: str) -> str:

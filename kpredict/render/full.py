@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kpredict.lint.model import Diagnostic, FileResult, LintRun
-from kpredict.render.concise import summary
+from kpredict.render.concise import fix_mark, summary
 from kpredict.render.findings_common import figures_text, line_of
 
 CONTEXT = 1
@@ -11,14 +11,14 @@ MAX_LINES = 8
 
 
 def render(run: LintRun) -> str:
-    blocks = [finding(f, d) for f, d in run.diagnostics()]
+    blocks = [finding(run, f, d) for f, d in run.diagnostics()]
     blocks.append(summary(run) + "\n")
     return "\n".join(blocks)
 
 
-def finding(f: FileResult, d: Diagnostic) -> str:
+def finding(run: LintRun, f: FileResult, d: Diagnostic) -> str:
     s = d.span
-    out = [f"{f.path}:{s.line}:{s.col + 1}: {d.code} [{d.name}] {d.message}"]
+    out = [f"{f.path}:{s.line}:{s.col + 1}: {d.code}{fix_mark(run, d)} [{d.name}] {d.message}"]
     first = max(1, s.line - CONTEXT)
     last = min(len(f.lines), s.end_line + CONTEXT)
     shown = list(range(first, last + 1))
@@ -44,4 +44,6 @@ def finding(f: FileResult, d: Diagnostic) -> str:
         out.append(f"{gutter} = figures: {figs}")
     if d.help:
         out.append(f"{gutter} = help: {d.help}")
+    if d.fix is not None:
+        out.append(f"{gutter} = fix ({d.fix.applicability}): {d.fix.message}")
     return "\n".join(out) + "\n"

@@ -2,7 +2,8 @@
 
 Each object: code, name, severity, message, filename (as given), path (relative to the repository
 root), qualname, location / end_location ({row, column}, 1-based, columns in code points), noqa_row,
-figures (the numbers the message quotes), help, fingerprint.
+figures (the numbers the message quotes), help, fingerprint, and fix (ruff's shape: null, or
+{applicability: "safe" | "unsafe", message, edits: [{content, location, end_location}]}).
 
 A file that could not be analyzed (a missing path, a syntax error) is an object of the same shape
 with `"code": null` (as ruff writes a syntax error), `"name": "error"`, `"severity": "error"`, the
@@ -14,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kpredict.lint.model import Diagnostic, FileResult, LintRun
+from kpredict.lint.model import Diagnostic, FileResult, Fix, LintRun
 from kpredict.render.findings_common import entries, error_fingerprint, error_line
 
 
@@ -25,7 +26,16 @@ def finding_dict(f: FileResult, d: Diagnostic) -> dict[str, Any]:
         "location": {"row": d.span.line, "column": d.span.col + 1},
         "end_location": {"row": d.span.end_line, "column": d.span.end_col + 1},
         "noqa_row": d.span.line, "figures": d.figures, "help": d.help, "fingerprint": d.fingerprint,
+        "fix": fix_dict(d.fix),
     }
+
+
+def fix_dict(fix: Fix | None) -> dict[str, Any] | None:
+    if fix is None:
+        return None
+    return {"applicability": fix.applicability, "message": fix.message,
+            "edits": [{"content": e.content, "location": {"row": e.span.line, "column": e.span.col + 1},
+                       "end_location": {"row": e.span.end_line, "column": e.span.end_col + 1}} for e in fix.edits]}
 
 
 def error_dict(f: FileResult) -> dict[str, Any]:
@@ -34,7 +44,7 @@ def error_dict(f: FileResult) -> dict[str, Any]:
         "code": None, "name": "error", "severity": "error", "message": f.error,
         "filename": f.path, "path": f.relpath, "qualname": None,
         "location": {"row": row, "column": 1}, "end_location": {"row": row, "column": 1},
-        "noqa_row": None, "figures": None, "help": "", "fingerprint": error_fingerprint(f),
+        "noqa_row": None, "figures": None, "help": "", "fingerprint": error_fingerprint(f), "fix": None,
     }
 
 

@@ -2,7 +2,8 @@
 
 From reviewdog's proto/rdf/reviewdog.proto: `message`, `location{path, range{start, end}}` with
 1-based lines and 1-based columns counted in UTF-8 bytes, `end` exclusive; `severity`
-ERROR|WARNING|INFO; `source{name}`; `code{value}`. A file that could not be analyzed is an ERROR
+ERROR|WARNING|INFO; `source{name}`; `code{value}`; `suggestions[{range, text}]` for a fix `check --fix`
+would apply (reviewdog posts them as suggested changes a reviewer applies with one click). A file that could not be analyzed is an ERROR
 diagnostic without a code (on its line when the error names one, else on the whole file).
 """
 
@@ -10,26 +11,32 @@ from __future__ import annotations
 
 import json
 
+from kpredict.ir import Span
 from kpredict.lint.model import LintRun
 from kpredict.render.findings_common import error_line, line_of, utf8_column
 
 SEVERITY = {"error": "ERROR", "warning": "WARNING", "info": "INFO"}
 
 
+def _range(lines: list[str], s: Span) -> dict:
+    start = utf8_column(line_of(lines, s.line), s.col) + 1
+    end = utf8_column(line_of(lines, s.end_line), s.end_col) + 1
+    return {"start": {"line": s.line, "column": start}, "end": {"line": s.end_line, "column": end}}
+
+
 def render(run: LintRun) -> str:
     out = []
     for f, d in run.diagnostics():
-        s = d.span
-        start = utf8_column(line_of(f.lines, s.line), s.col) + 1
-        end = utf8_column(line_of(f.lines, s.end_line), s.end_col) + 1
         obj = {
             "message": d.message,
-            "location": {"path": f.relpath, "range": {"start": {"line": s.line, "column": start},
-                                                       "end": {"line": s.end_line, "column": end}}},
+            "location": {"path": f.relpath, "range": _range(f.lines, d.span)},
             "severity": SEVERITY.get(d.severity, "WARNING"),
             "source": {"name": "kpredict"},
             "code": {"value": d.code},
         }
+        if run.fixable(d):
+            assert d.fix is not None
+            obj["suggestions"] = [{"range": _range(f.lines, e.span), "text": e.content} for e in d.fix.edits]
         out.append(json.dumps(obj, ensure_ascii=False))
     for f in run.errors:
         location: dict = {"path": f.relpath}

@@ -69,6 +69,13 @@ def render(run: LintRun) -> str:
             result["ruleIndex"] = index[d.code]
         if d.figures:
             result["properties"]["figures"] = d.figures
+        if run.fixable(d):  # SARIF 2.1.0 section 3.55: a fix is artifact changes, each a set of replacements
+            assert d.fix is not None
+            result["fixes"] = [{"description": {"text": d.fix.message}, "artifactChanges": [{
+                "artifactLocation": {"uri": quote(f.relpath), "uriBaseId": BASE},
+                "replacements": [{"deletedRegion": {"startLine": e.span.line, "startColumn": e.span.col + 1,
+                                                    "endLine": e.span.end_line, "endColumn": e.span.end_col + 1},
+                                  "insertedContent": {"text": e.content}} for e in d.fix.edits]}]}]
         results.append(result)
     notes = [{"level": "error", "message": {"text": f"{f.relpath}: {f.error}"},
               "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(f.relpath), "uriBaseId": BASE}}}]}

@@ -5,16 +5,24 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+import libcst as cst
+
 from kpredict.frontend.shapes import dtype_from_dotted
 from kpredict.lint.context import FunctionContext, node_span
 from kpredict.lint.figures import plural
 from kpredict.lint import hotpath
-from kpredict.lint.model import Example, Hit, Rule
+from kpredict.lint.model import Edit, Example, Fix, Hit, Rule
+from kpredict.lint.rewrite import RewriteSource, with_keywords
 from kpredict.render.text_report import human_bytes
 
 # constructors that accept device= and fill (or allocate) on that device
 CREATORS = ("torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn",
             "torch.randint", "torch.arange", "torch.linspace", "torch.logspace", "torch.eye")
+# ... of which these draw from the device's random generator when made there: other numbers than the
+# CPU's, so moving them to the device is an unsafe fix
+RANDOM = ("torch.rand", "torch.randn", "torch.randint")
+# `.to()` / `.cuda()` arguments a fix can carry over to the constructor (non_blocking has nothing to do there)
+TO_KEYWORDS = ("device", "dtype", "non_blocking")
 
 
 class HostTensorMovedToDevice(Rule):
@@ -46,7 +54,16 @@ class HostTensorMovedToDevice(Rule):
             "# kpredict: example x=randn(128, 64)\n"
             "def add_bias(x):\n"
             "    bias = torch.zeros(128, 64).cuda()  # expect: KP501\n"
-            "    return x + bias\n"
+            "    return x + bias\n",
+            fixed=(
+                "import torch\n"
+                "\n"
+                "\n"
+                "# kpredict: example x=randn(128, 64)\n"
+                "def add_bias(x):\n"
+                "    bias = torch.zeros(128, 64, device=\"cuda\")\n"
+                "    return x + bias\n"
+            ),
         ),
         Example(
             "import torch\n"
@@ -56,7 +73,16 @@ class HostTensorMovedToDevice(Rule):
             "def positions(x):\n"
             "    pos = torch.arange(1000)\n"
             "    pos = pos.to(x.device)  # expect: KP501\n"
-            "    return x * pos\n"
+            "    return x * pos\n",
+            fixed=(
+                "import torch\n"
+                "\n"
+                "\n"
+                "# kpredict: example x=randn(1000)\n"
+                "def positions(x):\n"
+                "    pos = torch.arange(1000, device=x.device)\n"
+                "    return x * pos\n"
+            ),
         ),
     ]
     VALID = [
@@ -142,7 +168,96 @@ class HostTensorMovedToDevice(Rule):
         message = (f"`{what}` is filled on the host and then moved by {how}: the CPU fills it and "
                    f"{size} cross to the device while the host waits; created with device= it is "
                    f"{plural(kernels, 'kernel')} on the device and no copy")
-        return Hit(node_span(move), message, {"host_to_device_bytes": nbytes, "device_kernels": kernels})
+        return Hit(node_span(move), message, {"host_to_device_bytes": nbytes, "device_kernels": kernels},
+                   _create_there(fn, move, created))
+
+
+def _create_there(fn: FunctionContext, move: ast.Call, created: ast.Call) -> Fix | None:
+    """`torch.zeros(n).to(d)` -> `torch.zeros(n, device=d)`; for `t = torch.zeros(n)` then
+    `t = t.to(d)` on the next line, the device goes to the constructor and the move's line goes.
+    Safe when the argument is plainly a device (`.cuda()`, a string, `x.device`, a name that says
+    device) and the constructor is not random; otherwise unsafe: a random constructor made on the
+    device draws other numbers, and an argument we cannot read might be something else."""
+    found, made = fn.facts.cst_node(node_span(move), cst.Call), fn.facts.cst_node(node_span(created), cst.Call)
+    if found is None or made is None:
+        return None
+    src, call = found
+    creation = made[1]
+    moved = _move_arguments(call)
+    if moved is None:
+        return None
+    if any(a.keyword is not None and a.keyword.value in dict(moved) for a in creation.args):
+        return None  # `torch.zeros(n, dtype=a).to(d, b)`: leave the two dtypes to the author
+    new = with_keywords(creation, moved)
+    if isinstance(call.func, cst.Attribute) and call.func.value is creation:
+        edits: tuple[Edit, ...] = (src.replace(call, new),)
+    else:
+        later = _separate_move(fn, src, move, call, moved)
+        if later is None:
+            return None
+        edits = (src.replace(creation, new), later)
+    plain = (fn.facts.resolve(created.func) not in RANDOM
+             and all(_plainly_device(v) for k, v in moved if k == "device"))
+    return Fix("Create the tensor on the device", "safe" if plain else "unsafe", edits)
+
+
+def _move_arguments(call: cst.Call) -> list[tuple[str, cst.BaseExpression]] | None:
+    """(keyword, value) for the constructor, from `.cuda(...)` or `.to(device, dtype, ...)`; None
+    when the call has an argument a constructor cannot take (copy=, memory_format=, *args)."""
+    assert isinstance(call.func, cst.Attribute)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if any(a.star for a in call.args) or set(keywords) - set(TO_KEYWORDS):
+        return None
+    if call.func.attr.value == "cuda":
+        if len(positional) > 1:
+            return None
+        device = positional[0] if positional else keywords.get("device", cst.SimpleString('"cuda"'))
+        return [("device", device)]
+    names = ("device", "dtype", "non_blocking")[:len(positional)]
+    if len(positional) > 2 or set(names) & set(keywords):
+        return None
+    given = dict(zip(names, positional)) | keywords
+    if "device" not in given:
+        return None
+    return [(k, given[k]) for k in ("device", "dtype") if k in given]
+
+
+def _separate_move(fn: FunctionContext, src: RewriteSource, move: ast.Call, call: cst.Call,
+                   moved: list[tuple[str, cst.BaseExpression]]) -> Edit | None:
+    """The edit for `t = t.to(d)` on the line after `t = torch.zeros(n)`: the line goes. None when the
+    move is not a whole statement of that kind, or its arguments read `t` (known only after the
+    constructor ran)."""
+    stmt = fn.facts.statements_by_line.get(move.lineno)
+    recv = move.func.value if isinstance(move.func, ast.Attribute) else None
+    if not (isinstance(stmt, ast.Assign) and stmt.value is move and isinstance(recv, ast.Name)
+            and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == recv.id):
+        return None
+    for _, value in moved:
+        if any(isinstance(n, cst.Name) and n.value == recv.id for n in _walk(value)):
+            return None
+    found = fn.facts.cst_node(node_span(stmt), cst.Assign)
+    return None if found is None else src.delete_line(found[1], fn.facts.lines)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+def _plainly_device(value: cst.BaseExpression) -> bool:
+    """An argument that can only be a device: a string, an int (a CUDA ordinal), `x.device`,
+    `torch.device(...)`, a name that says device."""
+    if isinstance(value, (cst.SimpleString, cst.Integer)):
+        return True
+    if isinstance(value, cst.Attribute):
+        return "device" in value.attr.value.lower()
+    if isinstance(value, cst.Name):
+        return "device" in value.value.lower()
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        return value.func.attr.value == "device"
+    return False
 
 
 def _own_calls(stmt: ast.stmt):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from kpredict.ir import Span
 from kpredict.lint.context import FunctionContext, contains
 from kpredict.lint.figures import as_dict, describe, eager_figures
 from kpredict.lint import hotpath
-from kpredict.lint.model import Example, Hit, Rule
+from kpredict.lint.model import Example, Fix, Hit, Rule
 
 CASTS = ("_to_copy", "float", "half", "bfloat16", "double", "type_as")
 # (from, to) where `to` holds every value of `from` exactly: casting back returns the input
@@ -45,7 +47,16 @@ class DtypeRoundTrip(Rule):
             "# kpredict: example x=randn(256, 256, dtype=float16)\n"
             "def normalize_input(x):\n"
             "    x = x.float().half()  # expect: KP502\n"
-            "    return x * 2\n"
+            "    return x * 2\n",
+            fixed=(
+                "import torch\n"
+                "\n"
+                "\n"
+                "# kpredict: example x=randn(256, 256, dtype=float16)\n"
+                "def normalize_input(x):\n"
+                "    x = x\n"
+                "    return x * 2\n"
+            ),
         ),
     ]
     VALID = [
@@ -88,4 +99,22 @@ class DtypeRoundTrip(Rule):
                                                                     b.span.end_col)
             message = (f"`{fn.text(span, 40)}` converts {src} to {mid} and back: {describe(eager)} "
                        f"that return the input's values unchanged; using the input is 0 kernels")
-            yield Hit(span, message, {"eager": as_dict(eager), "dtypes": [src, mid, dst]})
+            fix = _use_input(fn, b.span, a.span) if span == b.span else None
+            yield Hit(span, message, {"eager": as_dict(eager), "dtypes": [src, mid, dst]}, fix)
+
+
+def _use_input(fn: FunctionContext, outer: Span, inner: Span) -> Fix | None:
+    """`x.float().half()` -> `x`, when both casts are methods chained on one expression. Unsafe: the
+    same values, but the result is now `x` itself, so an in-place change of one is seen through the
+    other, where the round trip made a copy."""
+    found = fn.facts.cst_node(outer, cst.Call)
+    inner_found = fn.facts.cst_node(inner, cst.Call)
+    if found is None or inner_found is None:
+        return None
+    src, call = found
+    if not (isinstance(call.func, cst.Attribute) and call.func.value is inner_found[1]):
+        return None
+    first = inner_found[1]
+    if not isinstance(first.func, cst.Attribute):
+        return None
+    return Fix("Use the input instead of the round trip", "unsafe", (src.replace(call, first.func.value),))

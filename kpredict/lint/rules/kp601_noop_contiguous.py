@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from kpredict.lint.context import FunctionContext
 from kpredict.lint import hotpath
-from kpredict.lint.model import Example, Hit, Rule
+from kpredict.lint.model import Example, Fix, Hit, Rule
+from kpredict.lint.rewrite import receiver
 
 COMPUTE = ("pointwise", "reduction", "extern", "fallback", "random")
 # pointwise-category ops that write a fresh contiguous result whatever their inputs' strides
@@ -53,7 +56,15 @@ class NoopContiguous(Rule):
             "\n"
             "# kpredict: example x=randn(64, 64)\n"
             "def shifted(x):\n"
-            "    return (x + 1).contiguous()  # expect: KP601\n"
+            "    return (x + 1).contiguous()  # expect: KP601\n",
+            fixed=(
+                "import torch\n"
+                "\n"
+                "\n"
+                "# kpredict: example x=randn(64, 64)\n"
+                "def shifted(x):\n"
+                "    return x + 1\n"
+            ),
         ),
     ]
     VALID = [
@@ -89,4 +100,17 @@ class NoopContiguous(Rule):
             seen.add(op.span)
             message = (f"`{fn.text(op.span, 40)}`: the result of {p.name} is already contiguous, so "
                        f".contiguous() launches 0 kernels and moves 0 transfers; it can go")
-            yield Hit(op.span, message, {"eager": {"kernels": 0, "transfers": 0, "bytes": 0}})
+            yield Hit(op.span, message, {"eager": {"kernels": 0, "transfers": 0, "bytes": 0}}, _drop_call(fn, op.span))
+
+
+def _drop_call(fn: FunctionContext, span) -> Fix | None:
+    """`x.contiguous()` -> `x`: the same tensor object, since contiguous() returns its input when the
+    layout is already contiguous; so a safe fix. With arguments (a memory format) it is left alone."""
+    found = fn.facts.cst_node(span, cst.Call)
+    if found is None:
+        return None
+    src, call = found
+    recv = receiver(call, "contiguous")
+    if recv is None:
+        return None
+    return Fix("Drop the .contiguous() call", "safe", (src.replace(call, recv),))

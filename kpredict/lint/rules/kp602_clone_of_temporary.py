@@ -5,10 +5,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+import libcst as cst
+
 from kpredict.lint.context import FunctionContext, node_span
 from kpredict.lint.figures import as_dict, describe, eager_figures
 from kpredict.lint import hotpath
-from kpredict.lint.model import Example, Hit, Rule
+from kpredict.lint.model import Example, Fix, Hit, Rule
+from kpredict.lint.rewrite import as_operand, receiver
 
 COMPUTE = ("pointwise", "reduction", "extern", "fallback", "random")
 
@@ -41,7 +44,32 @@ class CloneOfTemporary(Rule):
             "# kpredict: example x=randn(128, 128)\n"
             "def doubled(x):\n"
             "    y = (x * 2).clone()  # expect: KP602\n"
-            "    return y\n"
+            "    return y\n",
+            fixed=(
+                "import torch\n"
+                "\n"
+                "\n"
+                "# kpredict: example x=randn(128, 128)\n"
+                "def doubled(x):\n"
+                "    y = x * 2\n"
+                "    return y\n"
+            ),
+        ),
+        Example(
+            "import torch\n"
+            "\n"
+            "\n"
+            "# kpredict: example x=randn(128, 128)\n"
+            "def scaled(x):\n"
+            "    return torch.clone(x + 1) * 2  # expect: KP602\n",
+            fixed=(
+                "import torch\n"
+                "\n"
+                "\n"
+                "# kpredict: example x=randn(128, 128)\n"
+                "def scaled(x):\n"
+                "    return (x + 1) * 2\n"
+            ),
         ),
     ]
     VALID = [
@@ -94,7 +122,25 @@ class CloneOfTemporary(Rule):
             eager = eager_figures(fn, {op.oid})
             message = (f"`{fn.text(op.span, 40)}` copies the result of {p.name}, which nothing else uses: "
                        f"{describe(eager)} for an identical tensor; using the result directly is 0 kernels")
-            yield Hit(op.span, message, {"eager": as_dict(eager)})
+            yield Hit(op.span, message, {"eager": as_dict(eager)}, _use_result(fn, op.span))
+
+
+def _use_result(fn: FunctionContext, span) -> Fix | None:
+    """`(a + b).clone()` / `torch.clone(a + b)` -> `(a + b)`: the values are the same, and the rule
+    has checked that nothing else holds the tensor, so it is safe. Arguments (a memory format) change
+    the layout: left alone."""
+    found = fn.facts.cst_node(span, cst.Call)
+    if found is None:
+        return None
+    src, call = found
+    value = receiver(call, "clone")
+    node = fn.facts.node_at(span, ast.Call)
+    if (value is None and isinstance(node, ast.Call) and fn.facts.resolve(node.func) == "torch.clone"
+            and len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star):
+        value = as_operand(call.args[0].value)
+    if value is None:
+        return None
+    return Fix("Use the computed tensor instead of its clone", "safe", (src.replace(call, value),))
 
 
 def _held_elsewhere(scope: ast.AST, span) -> bool:
