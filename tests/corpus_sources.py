@@ -17,6 +17,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kpredict.ir import Span
+from kpredict.lint import fixes
+from kpredict.lint.model import Edit, Fix
+
 # project -> pinned version; the wheel's top-level package has the project's name
 PROJECTS: dict[str, str] = {
     "transformers": "5.25.0",
@@ -91,6 +95,9 @@ class Measure:
     false: int = 0
     useless: int = 0
     gone: list[str] = field(default_factory=list)  # labelled, no longer reported
+    fixes: int = 0  # findings of the rule (labelled or not) that carry a fix, safe or unsafe
+    applied: int = 0  # of those, applied in one round of every fix of the file (overlapping ones wait)
+    unparsable: list[str] = field(default_factory=list)  # files whose fixed text would not parse
     unlabelled: list[str] = field(default_factory=list)  # reported, neither labelled nor seen when sampled
 
     @property
@@ -100,6 +107,32 @@ class Measure:
     @property
     def precision(self) -> float | None:
         return self.true / self.sampled if self.sampled else None
+
+
+def _by_file(found: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = defaultdict(list)
+    for d in found:
+        if d["code"] and d.get("fix"):
+            out[d["filename"]].append(d)
+    return out
+
+
+def _apply_fixes(path: Path, name: str, found: list[dict], out: dict[str, Measure]) -> None:
+    """Every fix check offered in one file (safe and unsafe: `--fix --unsafe-fixes`), applied to its
+    text in memory as one round of `--fix` would; the text must still parse."""
+    text = path.read_text(encoding="utf-8")
+    wanted = {}
+    for d in found:
+        edits = tuple(Edit(Span(e["location"]["row"], e["location"]["column"] - 1, e["end_location"]["row"],
+                                       e["end_location"]["column"] - 1), e["content"]) for e in d["fix"]["edits"])
+        wanted[id(d)] = (d["code"], Fix(d["fix"]["message"], d["fix"]["applicability"], edits))
+        out[d["code"]].fixes += 1
+    new, applied = fixes.apply(text, [f for _, f in wanted.values()])
+    for code, fix in wanted.values():
+        out[code].applied += any(fix is a for a in applied)
+    if not fixes.parses(new):
+        for code in {c for c, _ in wanted.values()}:
+            out[code].unparsable.append(name)
 
 
 def measure(labels_path: Path = LABELS, jobs: int = 2) -> dict[str, Measure]:
@@ -136,6 +169,8 @@ def measure(labels_path: Path = LABELS, jobs: int = 2) -> dict[str, Measure]:
                 setattr(m, e["label"], getattr(m, e["label"]) + 1)
             elif f"{d['fingerprint'].split(':')[0]}:{code}" not in seen.get(f"{project}/{path}", set()):
                 out[code].unlabelled.append(f"{project}/{path}:{line}: {code} {d['message'][:120]}")
+        for path, found_here in _by_file(found).items():
+            _apply_fixes(root / path, f"{project}/{path}", found_here, out)
     for e in data["finding"]:
         if id(e) not in matched:
             out[e["code"]].gone.append(f"{e['project']}/{e['path']}:{e['line']}: {e['code']} {e['snippet']} "

@@ -83,6 +83,14 @@ def test_precision_per_rule(measures):
     assert not low, f"rules on by default below {precision.THRESHOLD:.0%} precision: {low}"
 
 
+def test_fixes_on_the_corpus_parse(measures):
+    """Every fix check offers on the labelled files (safe and unsafe), applied as one round of
+    `check --fix --unsafe-fixes` applies them, leaves code that parses; fixes are offered at all."""
+    assert {c: m.unparsable for c, m in measures.items() if m.unparsable} == {}
+    assert sum(m.fixes for m in measures.values()) > 0
+    assert all(m.applied <= m.fixes for m in measures.values())
+
+
 CHAIN = """\
 import torch
 

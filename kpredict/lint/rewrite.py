@@ -13,25 +13,31 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from functools import cached_property
-
-import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, Any
 
 from kpredict.ir import Span
 from kpredict.lint.model import Edit
 
-# expressions that may stand before `.attr` or `(...)` without parentheses: putting one where a
-# call's receiver was keeps the meaning of the code around it
-PRIMARY = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float,
-           cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp,
-           cst.GeneratorExp, cst.FormattedString, cst.ConcatenatedString)
+if TYPE_CHECKING:
+    import libcst as cst
+    from libcst.metadata import CodeRange
 
 
-# expressions whose parentheses may go in a free place (RewriteSource._free_place); not tuples (their
-# parentheses may be theirs), lambdas, yields or walrus, which need them in some of those places
-LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Await,
-         *PRIMARY)
+@cache
+def _kinds() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """(PRIMARY, LOOSE). PRIMARY: expressions that may stand before `.attr` or `(...)` without
+    parentheses, so putting one where a call's receiver was keeps the meaning of the code around it.
+    LOOSE: those whose parentheses may go in a free place (RewriteSource._free_place); not tuples
+    (their parentheses may be theirs), lambdas, yields or walrus, which need them in some places."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
+    primary = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float,
+               cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp,
+               cst.GeneratorExp, cst.FormattedString, cst.ConcatenatedString)
+    loose = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp,
+             cst.Await, *primary)
+    return primary, loose
 
 
 class RewriteSource:
@@ -49,6 +55,9 @@ class RewriteSource:
     @classmethod
     def parse(cls, text: str) -> RewriteSource | None:
         """None when libcst cannot parse the file (syntax it does not know yet): no fix is offered."""
+        import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+        from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
         try:
             wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
             ranges = dict(wrapper.resolve(PositionProvider))
@@ -74,7 +83,7 @@ class RewriteSource:
     def replace(self, node: cst.CSTNode, new: cst.CSTNode) -> Edit:
         """An edit that puts `new` where `node` is; node's own parentheses stay, outside the span.
         `new`'s parentheses go where the place needs none: `y = (x * 2).clone()` becomes `y = x * 2`."""
-        if getattr(new, "lpar", None) and isinstance(new, LOOSE) and self._free_place(node):
+        if getattr(new, "lpar", None) and isinstance(new, _kinds()[1]) and self._free_place(node):
             new = new.with_changes(lpar=[], rpar=[])
         if getattr(node, "lpar", None) and hasattr(new, "lpar"):  # deep_replace drops node's own: kept
             new = new.with_changes(lpar=[*node.lpar, *new.lpar], rpar=[*new.rpar, *node.rpar])  # type: ignore[attr-defined]
@@ -111,6 +120,8 @@ class RewriteSource:
     def _free_place(self, node: cst.CSTNode) -> bool:
         """Whether any expression of LOOSE's kinds may stand where `node` is without parentheses: in
         parentheses of its own, or the whole value of an assignment, a return, an argument, an element."""
+        import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
         if getattr(node, "lpar", None):
             return True
         parent = self._parents.get(node)
@@ -133,6 +144,8 @@ class RewriteSource:
 
 def receiver(call: cst.Call, method: str) -> cst.BaseExpression | None:
     """`x` of `x.method()` called with no arguments."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     f = call.func
     if isinstance(f, cst.Attribute) and f.attr.value == method and not call.args:
         return f.value
@@ -141,7 +154,9 @@ def receiver(call: cst.Call, method: str) -> cst.BaseExpression | None:
 
 def as_operand(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`expr`, in parentheses unless it already is a primary (or parenthesized) expression."""
-    if isinstance(expr, PRIMARY) or getattr(expr, "lpar", None):
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
+    if isinstance(expr, _kinds()[0]) or getattr(expr, "lpar", None):
         return expr
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
@@ -149,6 +164,8 @@ def as_operand(expr: cst.BaseExpression) -> cst.BaseExpression:
 def with_keywords(call: cst.Call, keywords: Sequence[tuple[str, cst.BaseExpression]]) -> cst.Call:
     """`call` with `name=value` arguments appended in the call's own layout: one per line when its
     arguments are, a trailing comma kept where it had one, a comment after the last argument kept there."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     args = list(call.args)
     eq = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
     new = [cst.Arg(value=v, keyword=cst.Name(k), equal=eq) for k, v in keywords]
@@ -180,6 +197,8 @@ def with_keywords(call: cst.Call, keywords: Sequence[tuple[str, cst.BaseExpressi
 
 
 def _without_comment(ws: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     if isinstance(ws, cst.ParenthesizedWhitespace) and ws.first_line.comment is not None:
         return ws.with_changes(first_line=cst.TrailingWhitespace(newline=ws.first_line.newline), empty_lines=[])
     return ws

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import libcst as cst
 
 from kpredict.ir import Span
 from kpredict.lint.context import FunctionContext, node_span
 from kpredict.lint.figures import as_dict, describe, eager_figures
 from kpredict.lint import hotpath
 from kpredict.lint.model import Edit, Example, Fix, Hit, Rule
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 GROWERS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack")
 # the growers whose pieces can be gathered and joined by one call of the same function: cat of cats is a cat
@@ -163,6 +166,8 @@ def _gather_then_join(fn: FunctionContext, grow: ast.Assign, which: str | None) 
     cat of cats is one cat; dtypes promote the same), one kernel instead of one per iteration. Only the
     mechanical case: a cat appending one piece, `acc` read nowhere else in the innermost loop around it
     (which would see the partial result), no `else:` on the loop, a dim that the loop does not set."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     call = grow.value
     assert isinstance(call, ast.Call) and isinstance(grow.targets[0], ast.Name)
     acc = grow.targets[0].id

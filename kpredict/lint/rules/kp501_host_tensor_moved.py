@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import libcst as cst
 
 from kpredict.frontend.shapes import dtype_from_dotted
 from kpredict.lint.context import FunctionContext, node_span
@@ -14,6 +14,9 @@ from kpredict.lint import hotpath
 from kpredict.lint.model import Edit, Example, Fix, Hit, Rule
 from kpredict.lint.rewrite import RewriteSource, with_keywords
 from kpredict.render.text_report import human_bytes
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 # constructors that accept device= and fill (or allocate) on that device
 CREATORS = ("torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn",
@@ -178,6 +181,8 @@ def _create_there(fn: FunctionContext, move: ast.Call, created: ast.Call) -> Fix
     Safe when the argument is plainly a device (`.cuda()`, a string, `x.device`, a name that says
     device) and the constructor is not random; otherwise unsafe: a random constructor made on the
     device draws other numbers, and an argument we cannot read might be something else."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     found, made = fn.facts.cst_node(node_span(move), cst.Call), fn.facts.cst_node(node_span(created), cst.Call)
     if found is None or made is None:
         return None
@@ -204,6 +209,8 @@ def _create_there(fn: FunctionContext, move: ast.Call, created: ast.Call) -> Fix
 def _move_arguments(call: cst.Call) -> list[tuple[str, cst.BaseExpression]] | None:
     """(keyword, value) for the constructor, from `.cuda(...)` or `.to(device, dtype, ...)`; None
     when the call has an argument a constructor cannot take (copy=, memory_format=, *args)."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     assert isinstance(call.func, cst.Attribute)
     positional = [a.value for a in call.args if a.keyword is None and not a.star]
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
@@ -228,6 +235,8 @@ def _separate_move(fn: FunctionContext, src: RewriteSource, move: ast.Call, call
     """The edit for `t = t.to(d)` on the line after `t = torch.zeros(n)`: the line goes. None when the
     move is not a whole statement of that kind, or its arguments read `t` (known only after the
     constructor ran)."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     stmt = fn.facts.statements_by_line.get(move.lineno)
     recv = move.func.value if isinstance(move.func, ast.Attribute) else None
     if not (isinstance(stmt, ast.Assign) and stmt.value is move and isinstance(recv, ast.Name)
@@ -249,6 +258,8 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 def _plainly_device(value: cst.BaseExpression) -> bool:
     """An argument that can only be a device: a string, an int (a CUDA ordinal), `x.device`,
     `torch.device(...)`, a name that says device."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     if isinstance(value, (cst.SimpleString, cst.Integer)):
         return True
     if isinstance(value, cst.Attribute):

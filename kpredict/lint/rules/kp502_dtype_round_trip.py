@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import libcst as cst
 
 from kpredict.ir import Span
 from kpredict.lint.context import FunctionContext, contains
 from kpredict.lint.figures import as_dict, describe, eager_figures
 from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Fix, Hit, Rule
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 CASTS = ("_to_copy", "float", "half", "bfloat16", "double", "type_as")
 # (from, to) where `to` holds every value of `from` exactly: casting back returns the input
@@ -107,6 +110,8 @@ def _use_input(fn: FunctionContext, outer: Span, inner: Span) -> Fix | None:
     """`x.float().half()` -> `x`, when both casts are methods chained on one expression. Unsafe: the
     same values, but the result is now `x` itself, so an in-place change of one is seen through the
     other, where the round trip made a copy."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     found = fn.facts.cst_node(outer, cst.Call)
     inner_found = fn.facts.cst_node(inner, cst.Call)
     if found is None or inner_found is None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import libcst as cst
 
 from kpredict.lint.context import FunctionContext
 from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Fix, Hit, Rule
 from kpredict.lint.rewrite import receiver
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 COMPUTE = ("pointwise", "reduction", "extern", "fallback", "random")
 # pointwise-category ops that write a fresh contiguous result whatever their inputs' strides
@@ -106,6 +109,8 @@ class NoopContiguous(Rule):
 def _drop_call(fn: FunctionContext, span) -> Fix | None:
     """`x.contiguous()` -> `x`: the same tensor object, since contiguous() returns its input when the
     layout is already contiguous; so a safe fix. With arguments (a memory format) it is left alone."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     found = fn.facts.cst_node(span, cst.Call)
     if found is None:
         return None

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import libcst as cst
 
 from kpredict.lint.context import FunctionContext, node_span
 from kpredict.lint.figures import as_dict, describe, eager_figures
 from kpredict.lint import hotpath
 from kpredict.lint.model import Example, Fix, Hit, Rule
 from kpredict.lint.rewrite import as_operand, receiver
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 COMPUTE = ("pointwise", "reduction", "extern", "fallback", "random")
 
@@ -129,6 +132,8 @@ def _use_result(fn: FunctionContext, span) -> Fix | None:
     """`(a + b).clone()` / `torch.clone(a + b)` -> `(a + b)`: the values are the same, and the rule
     has checked that nothing else holds the tensor, so it is safe. Arguments (a memory format) change
     the layout: left alone."""
+    import libcst as cst  # lazy: libcst takes a fifth of a second to import; only a fix needs it
+
     found = fn.facts.cst_node(span, cst.Call)
     if found is None:
         return None
