@@ -141,7 +141,8 @@ def test_diff_between_commits(repo):
     assert out.splitlines() == [
         f"kpredict diff {base} -> HEAD (target cuda)",
         "pkg/model.py",
-        "  act: eager 2 -> 3 kernels (+1), 20.5 KB -> 28.7 KB (+8.2 KB); modelled time eager 4.0 µs -> 6.0 µs",
+        "  act: eager 2 -> 3 kernels (+1), 20.5 KB -> 28.7 KB (+8.2 KB); compiled unchanged (1 kernel, 8.2 KB); "
+        "modelled time eager 4.0 µs -> 6.0 µs",
         "  new: new, eager 1 kernel, 8.2 KB; compiled 1 kernel, 8.2 KB",
         "  gone: removed (was eager 1 kernel, 8.2 KB; compiled 1 kernel, 8.2 KB)",
     ]
@@ -153,7 +154,8 @@ def test_diff_between_commits(repo):
     act = {fn["qualname"]: fn for fn in f["functions"]}["act"]
     assert act["status"] == "changed"
     assert act["delta"] == {"eager": {"kernels": 1, "bytes": 8192}, "compiled": {"kernels": 0, "bytes": 0}}
-    assert act["text"] == "act: eager 2 -> 3 kernels (+1), 20.5 KB -> 28.7 KB (+8.2 KB); modelled time eager 4.0 µs -> 6.0 µs"
+    assert act["text"] == ("act: eager 2 -> 3 kernels (+1), 20.5 KB -> 28.7 KB (+8.2 KB); compiled unchanged "
+                           "(1 kernel, 8.2 KB); modelled time eager 4.0 µs -> 6.0 µs")
     assert act["after"]["eager"]["time_us"] > act["before"]["eager"]["time_us"]  # one more launch, more bytes
 
     md = cli("diff", base, "HEAD", "--format", "markdown")[1]
@@ -170,6 +172,67 @@ def test_diff_against_the_working_tree(repo):
     assert "pkg/untracked.py" in out and "pkg/same.py" not in out
     code, out, _ = cli("diff", "HEAD", "--path", "untracked.py")
     assert "pkg/model.py" not in out and "pkg/untracked.py" in out
+
+
+LAYER = """\
+import torch
+
+
+def act(x):
+    return x.sigmoid() * x
+"""
+
+MODEL = """\
+import torch
+
+from .layers import act
+
+
+# kpredict: example x=randn(1024)
+def block(x):
+    return act(x) + 1
+"""
+
+LONG = """\
+import torch
+
+
+# kpredict: example x=randn(1024) w=randn(1024)
+def {name}(x, w):
+    h = x * w
+    h = h.sigmoid() * h
+    h = h + x
+    h = torch.nn.functional.layer_norm(h, (1024,))
+    return h * 2
+"""
+
+
+def test_diff_follows_callers_renames_and_reads_each_revision_whole(repo):
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "layers.py").write_text(LAYER)
+    (repo / "pkg" / "blocks.py").write_text(MODEL)
+    (repo / "pkg" / "old_name.py").write_text(LONG.format(name="scale_mix"))
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "layers")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    # the layer grows by one op; the long function is renamed in a renamed file, its body unchanged
+    (repo / "pkg" / "layers.py").write_text(LAYER.replace("x.sigmoid() * x", "(x.sigmoid() * x).relu()"))
+    git(repo, "mv", "pkg/old_name.py", "pkg/new_name.py")
+    (repo / "pkg" / "new_name.py").write_text(LONG.format(name="mix_scale"))
+    git(repo, "commit", "-q", "-am", "change")
+    code, out, _ = cli("diff", base, "HEAD")
+    assert code == 0, out
+    lines = out.splitlines()
+    # blocks.py did not change, but it calls the layer: its figures move with it (at base, the layer as it was)
+    i = lines.index("pkg/blocks.py (unchanged; it imports changed code)")
+    assert lines[i + 1].startswith("  block: eager 3 -> 4 kernels (+1)"), lines
+    j = lines.index("pkg/new_name.py (renamed from pkg/old_name.py)")
+    assert lines[j + 1].startswith("  mix_scale (renamed from scale_mix): unchanged, eager "), lines
+    doc = json.loads(cli("diff", base, "HEAD", "--format", "json")[1])
+    files = {f["path"]: f for f in doc["files"]}
+    assert files["pkg/blocks.py"]["caller"] and files["pkg/new_name.py"]["old_path"] == "pkg/old_name.py"
+    (fn,) = files["pkg/new_name.py"]["functions"]
+    assert (fn["status"], fn["old_name"]) == ("renamed", "scale_mix")
 
 
 def test_diff_errors(repo, tmp_path, monkeypatch):

@@ -1,26 +1,42 @@
 """`kpredict diff BASE [HEAD]`: per changed function, eager and compiled kernels and bytes before and
 after, for a review comment ("Block.forward: eager 14 -> 17 kernels (+3)").
 
-The changed `.py` files come from `git diff --name-only BASE [HEAD]` (plus untracked files when HEAD
-is the working tree); each side is read with `git show REV:path` (the working tree for the head by
-default) and analyzed like any file, with the configuration that applies to it in the working tree.
+The changed `.py` files come from `git diff --name-status -M BASE [HEAD]` (plus untracked files when
+HEAD is the working tree). Each revision's Python files are written out whole to a temporary folder
+(`git archive`; the working tree is used as it is), so a file is analyzed among the files it imports
+*at that revision*. Besides the changed files, the files that import one of them (up to
+`CALLER_DEPTH` imports away, at most `MAX_CALLERS` files) are analyzed at both revisions: a change to
+a layer shows in the model that calls it, in another file. A file renamed by git is compared with its
+old self; within a file, a function removed and one added with the same body (or nearly: difflib's
+ratio >= `RENAME_RATIO` for a body of `RENAME_MIN_CHARS` or more) are one function renamed. Each file gets the configuration that applies to
+it in the working tree.
 """
 
 from __future__ import annotations
 
+import ast
+import difflib
+import io
 import json
 import os
 import subprocess
+import tarfile
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
 from kpredict import api
+from kpredict.frontend import imports
 from kpredict.lint.baseline import METRICS, change_text, figures_of
 from kpredict.lint.config import ConfigError, Overrides, resolve_for
 from kpredict.lint.figures import plural
 from kpredict.render.text_report import human_bytes, human_time
 
 SCHEMA = "kpredict/diff/v1"
+CALLER_DEPTH = 2
+MAX_CALLERS = 200
+RENAME_RATIO = 0.9  # for bodies of at least RENAME_MIN_CHARS; shorter ones must match exactly
+RENAME_MIN_CHARS = 200
 TIMES = (("eager", "time_us"), ("compiled", "time_us"))  # modelled, shown beside METRICS (not budgeted)
 
 
@@ -42,34 +58,95 @@ def repo_root(start: str = ".") -> str:
     return proc.stdout.decode().strip()
 
 
-def changed_files(root: str, base: str, head: str | None) -> list[str]:
+def changed_files(root: str, base: str, head: str | None) -> list[tuple[str | None, str | None]]:
+    """(path at BASE, path at HEAD) for each changed .py file: None where the file does not exist on
+    that side; two different paths for a file git sees renamed (or renamed and edited)."""
     revs = [base] if head is None else [base, head]
-    out = git(root, "diff", "--name-only", "--no-renames", *revs, "--", "*.py").stdout.decode().split("\n")
-    files = {p for p in out if p}
+    out = git(root, "diff", "--name-status", "-M", "-z", *revs, "--", "*.py").stdout.decode().split("\0")
+    pairs: list[tuple[str | None, str | None]] = []
+    i = 0
+    while i < len(out) and out[i]:
+        status = out[i]
+        if status.startswith(("R", "C")):
+            old, new = out[i + 1], out[i + 2]
+            pairs.append((old if status.startswith("R") else None, new))
+            i += 3
+            continue
+        path = out[i + 1]
+        pairs.append((None if status == "A" else path, None if status == "D" else path))
+        i += 2
     if head is None:
         untracked = git(root, "ls-files", "--others", "--exclude-standard", "--", "*.py").stdout.decode().split("\n")
-        files |= {p for p in untracked if p}
-    return sorted(files)
+        pairs += [(None, p) for p in untracked if p]
+    return sorted(set(pairs), key=lambda p: (p[1] or p[0] or ""))
 
 
-def read_at(root: str, rev: str | None, path: str) -> bytes | None:
-    """A file's bytes at `rev` (None: the working tree); None when it does not exist there."""
-    if rev is None:
-        try:
-            with open(os.path.join(root, path), "rb") as fh:
-                return fh.read()
-        except FileNotFoundError:
-            return None
-    proc = git(root, "show", f"{rev}:{path}", check=False)
-    return proc.stdout if proc.returncode == 0 else None
+def materialize(root: str, rev: str, dest: str) -> str:
+    """The .py files of `rev`, written under `dest` as git has them (`git archive`): analyzed there, a
+    file imports its neighbours as they were at that revision."""
+    data = git(root, "archive", "--format=tar", rev, "--", "*.py").stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def _imported_files(path: str, tree_root: str) -> set[str]:
+    """The files of the tree that `path`'s imports name (relative, '/'-separated)."""
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            targets = [base] + [f"{base}.{a.name}" if node.module else f"{base}{a.name}" for a in node.names]
+        for dotted in targets:
+            hit = imports.resolve(path, dotted)
+            if hit is not None:
+                rel = os.path.relpath(os.path.abspath(hit[0]), tree_root)
+                if not rel.startswith(".."):
+                    out.add(rel.replace(os.sep, "/"))
+    return out
+
+
+def callers(root: str, tree_root: str, changed: set[str]) -> list[str]:
+    """Files of the tree (tracked, at HEAD's side) that import a changed file, or import a file that
+    does, up to CALLER_DEPTH imports away; at most MAX_CALLERS. Candidates are found by `git grep`
+    for the changed modules' names, then kept only when an import of theirs resolves to one."""
+    found: list[str] = []
+    frontier = set(changed)
+    seen = set(changed)
+    for _ in range(CALLER_DEPTH):
+        names = sorted({os.path.splitext(os.path.basename(p))[0] for p in frontier} - {"__init__"}
+                       | {os.path.basename(os.path.dirname(p)) for p in frontier if p.endswith("__init__.py")} - {""})
+        if not names:
+            break
+        args = [a for n in names for a in ("-e", n)]
+        grep = git(root, "grep", "-l", "-w", *args, "--", "*.py", check=False).stdout.decode().split("\n")
+        nxt = set()
+        for rel in sorted(p for p in grep if p and p not in seen):
+            if _imported_files(os.path.join(tree_root, rel), tree_root) & frontier:
+                nxt.add(rel)
+        seen |= nxt
+        found += sorted(nxt)
+        frontier = nxt
+        if not frontier or len(found) >= MAX_CALLERS:
+            break
+    return found[:MAX_CALLERS]
 
 
 @dataclass
 class FunctionDelta:
     qualname: str
-    status: str  # changed | added | removed
+    status: str  # changed | added | removed | renamed (from `old_name`, its figures compared)
     before: dict[str, Any] | None
     after: dict[str, Any] | None
+    old_name: str | None = None
 
     def delta(self) -> dict[str, dict[str, int | None]]:
         out: dict[str, dict[str, int | None]] = {}
@@ -81,7 +158,7 @@ class FunctionDelta:
         return out
 
     def grew(self) -> bool:
-        if self.status == "added":
+        if self.status in ("added", "removed"):
             return False
         return any(v is not None and v > 0 for m in self.delta().values() for v in m.values())
 
@@ -90,6 +167,9 @@ class FunctionDelta:
             return f"{self.qualname}: removed (was {_figs(self.before)})"
         if self.status == "added":
             return f"{self.qualname}: new, {_figs(self.after)}"
+        name = f"{self.qualname} (renamed from {self.old_name})" if self.old_name else self.qualname
+        if self.before == self.after:
+            return f"{name}: unchanged, {_figs(self.after)}"
         parts = []
         for mode in ("eager", "compiled"):
             old, new = self.before[mode], self.after[mode]  # type: ignore[index]
@@ -105,11 +185,13 @@ class FunctionDelta:
                     bits.append(f"{_v(o, metric)} -> {_v(n, metric)}{unit}")
             if bits:
                 parts.append(f"{mode} " + ", ".join(bits))
+            else:  # a reviewer reads the other mode too: the same figures said, never left out
+                parts.append(f"{mode} unchanged ({plural(new.get('kernels'), 'kernel')}, {_v(new.get('bytes'), 'bytes')})")
         times = [f"{mode} {human_time(o)} -> {human_time(n)}" for mode in ("eager", "compiled")
                  if (o := self.before[mode].get("time_us")) != (n := self.after[mode].get("time_us"))]  # type: ignore[index]
         if times:
             parts.append("modelled time " + ", ".join(times))
-        return f"{self.qualname}: " + "; ".join(parts)
+        return f"{name}: " + "; ".join(parts)
 
 
 def _v(x: Any, metric: str) -> str:
@@ -130,6 +212,8 @@ class FileDiff:
     path: str
     functions: list[FunctionDelta] = field(default_factory=list)
     error: str | None = None
+    old_path: str | None = None  # a file git sees renamed: its path at BASE
+    caller: bool = False  # unchanged itself: it imports a changed file (its figures change with it)
 
 
 @dataclass
@@ -143,9 +227,17 @@ class DiffResult:
         return any(fn.grew() for f in self.files for fn in f.functions)
 
 
-def _analyze(data: bytes | None, path: str, settings, examples: dict[str, str] | None = None,
-             inits: dict[str, str] | None = None) -> tuple[dict[str, dict[str, Any]], str | None]:
-    if data is None:
+def _analyze(tree_root: str, rel: str | None, settings, examples: dict[str, str] | None = None,
+             inits: dict[str, str] | None = None) -> tuple[dict[str, tuple[dict[str, Any], str]], str | None]:
+    """Per qualname: (figures, the function's body as source, for rename matching), of the file `rel`
+    in the tree at `tree_root` (a revision written out, or the working tree)."""
+    if rel is None:
+        return {}, None
+    path = os.path.join(tree_root, rel)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
         return {}, None
     try:
         rep = api.analyze_source(data, path, settings, examples=examples, inits=inits)
@@ -153,7 +245,29 @@ def _analyze(data: bytes | None, path: str, settings, examples: dict[str, str] |
         return {}, f"internal error ({type(e).__name__}: {e})"
     if rep.error:
         return {}, rep.error
-    return {fn.qualname: _with_time(figures_of(fn), fn) for fn in rep.functions}, None
+    bodies = _bodies(data)
+    return {fn.qualname: (_with_time(figures_of(fn), fn), bodies.get(fn.qualname, "")) for fn in rep.functions}, None
+
+
+def _bodies(data: bytes) -> dict[str, str]:
+    """qualname -> the function's arguments and body as normalised source (its name left out)."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[str, str] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                q = prefix + child.name
+                out[q] = ast.unparse(child.args) + "\n" + "\n".join(ast.unparse(b) for b in child.body)
+                walk(child, q + ".<locals>.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, prefix + child.name + ".")
+
+    walk(tree, "")
+    return out
 
 
 def _with_time(figs: dict[str, dict[str, Any]], fn: Any) -> dict[str, dict[str, Any]]:
@@ -173,32 +287,75 @@ def compute(base: str, head: str | None, cli: Overrides, start: str = ".", paths
     git(root, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
     if head is not None:
         git(root, "rev-parse", "--verify", "--quiet", f"{head}^{{commit}}")
-    files = changed_files(root, base, head)
+    pairs = changed_files(root, base, head)
     if paths:
         wanted = [os.path.relpath(os.path.abspath(p), root).replace(os.sep, "/") for p in paths]
-        files = [f for f in files if any(f == w or f.startswith(w.rstrip("/") + "/") or w == "." for w in wanted)]
-    target = None
-    result = DiffResult(base, head, "cuda")
-    for rel in files:
-        resolved = resolve_for(os.path.join(root, rel), cli)
-        target = target or resolved.settings.target
-        before, e1 = _analyze(read_at(root, base, rel), rel, resolved.settings, examples, inits)
-        after, e2 = _analyze(read_at(root, head, rel), rel, resolved.settings, examples, inits)
-        fd = FileDiff(rel, error=e1 or e2)
-        for q in sorted(set(before) | set(after), key=lambda q: (q not in after, q)):
-            b, a = before.get(q), after.get(q)
-            if b is None:
-                fd.functions.append(FunctionDelta(q, "added", None, a))
-            elif a is None:
-                fd.functions.append(FunctionDelta(q, "removed", b, None))
-            elif a != b:
-                fd.functions.append(FunctionDelta(q, "changed", b, a))
-        if fd.functions or fd.error:
-            result.files.append(fd)
-    result.target = target or resolve_for(root, cli).settings.target
+        pairs = [p for p in pairs if any(_under(x, wanted) for x in p if x)]
+    result = DiffResult(base, head, resolve_for(root, cli).settings.target)
+    with tempfile.TemporaryDirectory(prefix="kpredict-diff-") as tmp:
+        base_root = materialize(root, base, os.path.join(tmp, "base"))
+        head_root = root if head is None else materialize(root, head, os.path.join(tmp, "head"))
+        changed = {new for _, new in pairs if new}
+        entries = [(old, new, False) for old, new in pairs]
+        entries += [(rel, rel, True) for rel in callers(root, head_root, changed)]
+        targets = set()
+        for old, new, caller in entries:
+            rel = new or old
+            assert rel is not None
+            resolved = resolve_for(os.path.join(root, rel), cli)
+            targets.add(resolved.settings.target)
+            before, e1 = _analyze(base_root, old, resolved.settings, examples, inits)
+            after, e2 = _analyze(head_root, new, resolved.settings, examples, inits)
+            fd = FileDiff(rel, error=e1 or e2, old_path=old if old and new and old != new else None, caller=caller)
+            fd.functions = _compare(before, after)
+            if caller:
+                fd.functions = [f for f in fd.functions if f.status == "changed"]
+            if fd.functions or fd.error:
+                result.files.append(fd)
+        if len(targets) == 1:
+            result.target = targets.pop()
     return result
 
 
+def _under(path: str, wanted: list[str]) -> bool:
+    return any(path == w or path.startswith(w.rstrip("/") + "/") or w == "." for w in wanted)
+
+
+def _compare(before: dict[str, tuple[dict[str, Any], str]], after: dict[str, tuple[dict[str, Any], str]]) -> list[FunctionDelta]:
+    """Functions of one file at both sides: changed, added, removed, and renamed (a removed and an
+    added function whose bodies match, exactly or by RENAME_RATIO)."""
+    out = []
+    for q in sorted(set(before) & set(after)):
+        if before[q][0] != after[q][0]:
+            out.append(FunctionDelta(q, "changed", before[q][0], after[q][0]))
+    gone = [q for q in before if q not in after]
+    new = [q for q in after if q not in before]
+    scored = sorted(((_likeness(before[g][1], after[n][1]), g, n) for g in gone for n in new), reverse=True)
+    for ratio, g, n in scored:
+        if ratio < RENAME_RATIO or g not in gone or n not in new:
+            continue
+        gone.remove(g)
+        new.remove(n)
+        out.append(FunctionDelta(n, "renamed", before[g][0], after[n][0], old_name=g))
+    out += [FunctionDelta(q, "added", None, after[q][0]) for q in sorted(new) if _launches(after[q][0])]
+    out += [FunctionDelta(q, "removed", before[q][0], None) for q in sorted(gone) if _launches(before[q][0])]
+    return out
+
+
+def _launches(figs: dict[str, Any]) -> bool:
+    """Whether a function does tensor work: one that launches nothing in either mode (a helper that
+    only moves Python values, a test) is left out of the added and removed lists."""
+    return any(figs[mode].get("kernels") != 0 for mode in ("eager", "compiled"))
+
+
+def _likeness(a: str, b: str) -> float:
+    """1.0 for the same body; difflib's ratio for long ones (a short body differs from another by a
+    few characters whatever they do: `x.exp()` is not `x.abs()` renamed)."""
+    if a == b:
+        return 1.0
+    if min(len(a), len(b)) < RENAME_MIN_CHARS:
+        return 0.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 # ------------------------------------------------------------------------------------ rendering
 
 
@@ -208,18 +365,25 @@ def render_text(r: DiffResult) -> str:
     if not r.files:
         out.append("no function changed its predicted kernels or bytes")
     for f in r.files:
-        out.append(f.path)
+        out.append(_file_title(f))
         if f.error:
             out.append(f"  error: {f.error}")
         out += [f"  {fn.text()}" for fn in f.functions]
     return "\n".join(out) + "\n"
 
 
+def _file_title(f: FileDiff) -> str:
+    if f.old_path:
+        return f"{f.path} (renamed from {f.old_path})"
+    return f"{f.path} (unchanged; it imports changed code)" if f.caller else f.path
+
+
 def render_json(r: DiffResult) -> str:
     doc = {"schema": SCHEMA, "base": r.base, "head": r.head, "target": r.target, "files": [
-        {"path": f.path, "error": f.error, "functions": [
-            {"qualname": fn.qualname, "status": fn.status, "before": fn.before, "after": fn.after,
-             "delta": fn.delta() if fn.status == "changed" else None, "text": fn.text()}
+        {"path": f.path, "old_path": f.old_path, "caller": f.caller, "error": f.error, "functions": [
+            {"qualname": fn.qualname, "status": fn.status, "old_name": fn.old_name, "before": fn.before,
+             "after": fn.after, "delta": fn.delta() if fn.status in ("changed", "renamed") else None,
+             "text": fn.text()}
             for fn in f.functions]}
         for f in r.files]}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -251,7 +415,9 @@ def render_markdown(r: DiffResult) -> str:
     for f in r.files:
         for fn in f.functions:
             name = f"`{f.path}::{fn.qualname}`" + (" (new)" if fn.status == "added" else
-                                                     " (removed)" if fn.status == "removed" else "")
+                                                     " (removed)" if fn.status == "removed" else
+                                                     f" (renamed from `{fn.old_name}`)" if fn.old_name else
+                                                     " (calls changed code)" if f.caller else "")
             rows.append("| " + " | ".join([name.replace("|", "\\|")] + [
                 _cell(fn.before, fn.after, m, k) for m, k in METRICS + TIMES]) + " |")
     if rows:
