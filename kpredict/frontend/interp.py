@@ -14,7 +14,7 @@ import copy as _copy
 import math
 import re
 import operator
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from kpredict.frontend import shapes as S
@@ -961,7 +961,7 @@ class Interpreter(ObjectModel):
                 self.setitem(obj, target, v, frame, node)
             elif isinstance(obj, Dict):
                 k = self.ev(target.slice, frame)
-                if isinstance(k, Py):
+                if isinstance(k, Py) and isinstance(k.value, Hashable):  # `d[a:b] = v` raises in Python too
                     obj.items[k.value] = v
                     touch(obj)
             elif isinstance(obj, Seq):

@@ -39,6 +39,8 @@ SELF_REUSE = frozenset(("silu", "silu_", "gelu", "hardswish", "hardswish_", "mis
 REALIZE_ACC_READS = 8  # config.realize_acc_reads_threshold
 REALIZE_READS = 4  # config.realize_reads_threshold: a value read twice with more loads is stored [SRC torch 2.13 _inductor/ir.py should_realize_on_reuse]
 MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; NOTE cheat sheet 19]
+# ops that copy their input view into a fresh tensor: their loops are the view's (kpredict.models.inductor._loops)
+COPY_OF_VIEW = ("reshape", "clone", "contiguous", "flatten")
 # reductions that carry their own full-size epilogue (row statistics, then every element rescaled)
 ROW_EPILOGUE = ("_softmax", "_log_softmax", "layer_norm", "rms_norm")
 _OID = operator.attrgetter("oid")
@@ -1055,6 +1057,26 @@ class Scheduler:
         elif g.numel is None and g.red is None:
             g.numel = n.numel
 
+    def _loops(self, g: Group) -> tuple[bool, tuple[int, ...]] | None:
+        """(copies a strided view, loop sizes without size-1 loops) of a pointwise group's last
+        full-size node. Inductor merges the loops of plain contiguous work into one, so only a copy
+        of a strided view keeps the view's dims (repeat_kv's (B, Hkv, rep, T, D) clone is not
+        (B, H, T, D)): reads it shares with a group of other loops are at other indices, which score
+        0 in Inductor's score_fusion_memory, and the two do not fuse side by side [SRC torch 2.13
+        _inductor/choices.py can_fuse_horizontal, scheduler.py score_fusion_memory; M-CUDA cudagen:
+        transformers llama with 2 key/value heads, q and k rotary in two kernels]."""
+        for o in reversed(g.nodes):
+            op = self.ops[o]
+            if not op.outputs or _numel(self.fg, op.outputs[0]) != g.numel:
+                continue
+            src = self.fg.values.get(op.inputs[0]) if op.name in COPY_OF_VIEW and op.inputs else None
+            view = src is not None and not src.contiguous
+            shape = (src if view else self.fg.values[op.outputs[0]]).meta.shape  # type: ignore[union-attr]
+            if shape is None or any(d is None for d in shape):
+                return None
+            return view, tuple(d for d in shape if d != 1)  # type: ignore[misc]
+        return None
+
     def _absorb(self, a: Group, b: Group, group_of: dict[int, int]) -> None:
         """Group b's nodes join group a (one kernel); the caller drops b."""
         a.nodes = sorted(a.nodes + b.nodes)
@@ -1081,7 +1103,12 @@ class Scheduler:
 
     def _compatible(self, a: Group, b: Group, nodes: dict[int, Node]) -> bool:
         if a.red is None and b.red is None:
-            return a.numel is None or b.numel is None or a.numel == b.numel
+            if a.numel is not None and b.numel is not None and a.numel != b.numel:
+                return False
+            if self.conf.get("horizontal_same_loops"):
+                la, lb = self._loops(a), self._loops(b)
+                return la is None or lb is None or not (la[0] or lb[0]) or la[1] == lb[1]
+            return True
         if a.red is not None and b.red is not None:
             if a.red == b.red:
                 return not (self.split(a) != self.split(b))
