@@ -41,6 +41,8 @@ REALIZE_READS = 4  # config.realize_reads_threshold: a value read twice with mor
 MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; NOTE cheat sheet 19]
 # ops that copy their input view into a fresh tensor: their loops are the view's (kpredict.models.inductor._loops)
 COPY_OF_VIEW = ("reshape", "clone", "contiguous", "flatten")
+# views that reorder dims (kpredict.models.inductor._permuted_reads)
+PERMUTING = ("transpose", "permute", "t", "swapaxes", "swapdims", "movedim", "moveaxis", "mT")
 # reductions that carry their own full-size epilogue (row statistics, then every element rescaled)
 ROW_EPILOGUE = ("_softmax", "_log_softmax", "layer_norm", "rms_norm")
 _OID = operator.attrgetter("oid")
@@ -1057,14 +1059,10 @@ class Scheduler:
         elif g.numel is None and g.red is None:
             g.numel = n.numel
 
-    def _loops(self, g: Group) -> tuple[bool, tuple[int, ...]] | None:
-        """(copies a strided view, loop sizes without size-1 loops) of a pointwise group's last
-        full-size node. Inductor merges the loops of plain contiguous work into one, so only a copy
-        of a strided view keeps the view's dims (repeat_kv's (B, Hkv, rep, T, D) clone is not
-        (B, H, T, D)): reads it shares with a group of other loops are at other indices, which score
-        0 in Inductor's score_fusion_memory, and the two do not fuse side by side [SRC torch 2.13
-        _inductor/choices.py can_fuse_horizontal, scheduler.py score_fusion_memory; M-CUDA cudagen:
-        transformers llama with 2 key/value heads, q and k rotary in two kernels]."""
+    def _loops(self, g: Group) -> tuple[tuple[int, ...], bool] | None:
+        """(loop sizes without size-1 loops, whether they are a copied strided view's) of a pointwise
+        group's last full-size node: a copy of a strided view (repeat_kv's clone of a (B, Hkv, rep,
+        T, D) expand) iterates over the view's dims."""
         for o in reversed(g.nodes):
             op = self.ops[o]
             if not op.outputs or _numel(self.fg, op.outputs[0]) != g.numel:
@@ -1074,8 +1072,31 @@ class Scheduler:
             shape = (src if view else self.fg.values[op.outputs[0]]).meta.shape  # type: ignore[union-attr]
             if shape is None or any(d is None for d in shape):
                 return None
-            return view, tuple(d for d in shape if d != 1)  # type: ignore[misc]
+            return tuple(d for d in shape if d != 1), view  # type: ignore[misc]
         return None
+
+    def _permuted_reads(self, g: Group) -> bool:
+        """Whether the group reads a tensor from outside it through a transposed or permuted view.
+        Inductor then cannot merge the group's loops into one, and siblings of other loops share no
+        read at the same index (score_fusion_memory 0): they do not fuse side by side. With plain
+        reads the loops merge and they do (q's rotary and k's rotary + repeat_kv: one kernel for
+        contiguous q, k; two when q, k are transposed views of a projection, as in every transformers
+        decoder) [SRC torch 2.13 _inductor/choices.py can_fuse_horizontal, scheduler.py
+        score_fusion_memory; M-CUDA cudagen: fixtures/ops/gqa_rotary.py, transformers llama]."""
+        inside = set(g.nodes)
+        for o in g.nodes:
+            for v in self.ops[o].inputs:
+                val = self.fg.values.get(v)
+                seen = 0
+                while val is not None and val.producer is not None and val.producer not in inside and seen < 16:
+                    op = self.ops.get(val.producer)
+                    if op is None or op.oid not in self.passive:
+                        break
+                    if op.name in PERMUTING:
+                        return True
+                    val = self.fg.values.get(op.inputs[0]) if op.inputs else None
+                    seen += 1
+        return False
 
     def _absorb(self, a: Group, b: Group, group_of: dict[int, int]) -> None:
         """Group b's nodes join group a (one kernel); the caller drops b."""
@@ -1107,7 +1128,9 @@ class Scheduler:
                 return False
             if self.conf.get("horizontal_same_loops"):
                 la, lb = self._loops(a), self._loops(b)
-                return la is None or lb is None or not (la[0] or lb[0]) or la[1] == lb[1]
+                if la is not None and lb is not None and la[0] != lb[0] and (la[1] or lb[1]) \
+                        and (self._permuted_reads(a) or self._permuted_reads(b)):
+                    return False
             return True
         if a.red is not None and b.red is not None:
             if a.red == b.red:
