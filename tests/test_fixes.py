@@ -158,6 +158,5 @@ def test_fix_keeps_values_and_launches_fewer_kernels(tmp_path, rule, example):
         fn = getattr(module, check.qualname)
         torch.manual_seed(0)
         values.append(fn(**evaluate(annotations_for(str(path), check.qualname).example, vars(module))))
-    before, after = values
     assert all(torch.equal(a, b) for a, b in zip(*(v if isinstance(v, tuple) else (v,) for v in values)))
     assert kernels[1] < kernels[0] if rule.code in FEWER else kernels[1] <= kernels[0], kernels

@@ -320,20 +320,9 @@ def fix_items(items: list[Item], root: str, run: RunOptions, examples: dict[str,
     files = lint_items(items, root, run, examples, inits)
     for _ in range(fixes.MAX_ROUNDS):
         changed = False
-        for f in files:
-            wanted = fixes.wanted(f.diagnostics, unsafe)
-            if f.error or not wanted:
-                continue
-            text, encoding = fixes.read(f.path)
-            new, applied = fixes.apply(text, wanted)
-            if new == text:
-                continue
-            if not fixes.parses(new):
-                click.echo(f"kpredict: error: {f.path}: its fixes would not parse; the file is left as it was "
-                           f"(please report this)", err=True)
-                continue
-            fixes.write(f.path, new, encoding)
-            fixed += len(applied)
+        for f, fix in _rewrites(files, unsafe):
+            fixes.write(f.path, fix.after, fix.encoding)
+            fixed += len(fix.applied)
             changed = True
         if not changed:
             break
@@ -346,21 +335,29 @@ def _print_diff(files: list[FileResult], unsafe: bool) -> int:
     "Would fix"); exit 1 when there is something to fix. Fixes that overlap one shown wait for the
     rewritten code, so `--fix` may apply more: said when it happens."""
     would, waiting = 0, 0
-    for f in files:
-        wanted = fixes.wanted(f.diagnostics, unsafe)
-        if f.error or not wanted:
-            continue
-        text, _ = fixes.read(f.path)
-        new, applied = fixes.apply(text, wanted)
-        if new != text and fixes.parses(new):
-            click.echo(fixes.unified(f.relpath, text, new), nl=False)
-            would += len(applied)
-            waiting += len(wanted) - len(applied)
+    for f, fix in _rewrites(files, unsafe):
+        click.echo(fixes.unified(f.relpath, fix.before, fix.after), nl=False)
+        would += len(fix.applied)
+        waiting += fix.waiting
     more = f" ({waiting} more overlap these and apply after them with --fix)" if waiting else ""
     click.echo(f"Would fix {would} finding{'' if would == 1 else 's'}{more}." if would else "No fixes available.",
                err=True)
     _report_errors(files)
     return EXIT_ERROR if any(f.error for f in files) else (EXIT_FINDINGS if would else EXIT_CLEAN)
+
+
+def _rewrites(files: list[FileResult], unsafe: bool) -> Iterator[tuple[FileResult, fixes.Rewrite]]:
+    """Each analyzed file's round of fixes that changes it; one whose result would not parse is said
+    on stderr and left out (never written, never shown as a diff)."""
+    for f in files:
+        fix = None if f.error else fixes.rewrite(f.path, f.diagnostics, unsafe)
+        if fix is None:
+            continue
+        if not fix.parses:
+            click.echo(f"kpredict: error: {f.path}: its fixes would not parse; the file is left as it was "
+                       f"(please report this)", err=True)
+            continue
+        yield f, fix
 
 
 def _report_errors(files: list[FileResult]) -> None:

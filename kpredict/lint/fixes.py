@@ -14,6 +14,7 @@ import io
 import re
 import tokenize
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from kpredict.ir import Span
 from kpredict.lint.model import Diagnostic, Fix
@@ -67,6 +68,33 @@ def unified(path: str, before: str, after: str) -> str:
     old, new = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=old, tofile=new))
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One round of a file's fixes: its text before and after, the encoding to write it back in, the
+    fixes applied and how many wait for the next round (they overlap one applied)."""
+
+    before: str
+    after: str
+    encoding: str
+    applied: list[Fix]
+    waiting: int
+
+    @property
+    def parses(self) -> bool:
+        return parses(self.after)
+
+
+def rewrite(path: str, diags: Iterable[Diagnostic], unsafe: bool) -> Rewrite | None:
+    """The file's fixes (safe ones, unsafe too with `unsafe`) applied to its text in memory; None when
+    there is nothing to apply or the text does not change."""
+    fixes = wanted(diags, unsafe)
+    if not fixes:
+        return None
+    text, encoding = read(path)
+    new, applied = apply(text, fixes)
+    return None if new == text else Rewrite(text, new, encoding, applied, len(fixes) - len(applied))
 
 
 def read(path: str) -> tuple[str, str]:

@@ -114,6 +114,12 @@ def _imported_files(path: str, tree_root: str) -> set[str]:
     return out
 
 
+def _module_name(rel: str) -> str:
+    """The name an import statement gives a file: its stem, or its package's for an `__init__.py`."""
+    stem = os.path.splitext(os.path.basename(rel))[0]
+    return os.path.basename(os.path.dirname(rel)) if stem == "__init__" else stem
+
+
 def callers(root: str, tree_root: str, changed: set[str]) -> list[str]:
     """Files of the tree (tracked, at HEAD's side) that import a changed file, or import a file that
     does, up to CALLER_DEPTH imports away; at most MAX_CALLERS. Candidates are found by `git grep`
@@ -122,8 +128,7 @@ def callers(root: str, tree_root: str, changed: set[str]) -> list[str]:
     frontier = set(changed)
     seen = set(changed)
     for _ in range(CALLER_DEPTH):
-        names = sorted({os.path.splitext(os.path.basename(p))[0] for p in frontier} - {"__init__"}
-                       | {os.path.basename(os.path.dirname(p)) for p in frontier if p.endswith("__init__.py")} - {""})
+        names = sorted(filter(None, map(_module_name, frontier)))
         if not names:
             break
         args = [a for n in names for a in ("-e", n)]

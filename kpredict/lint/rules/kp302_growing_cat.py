@@ -207,7 +207,8 @@ def _gather_then_join(fn: FunctionContext, grow: ast.Assign, which: str | None) 
     if dims:
         dim_text = fn.facts.text(node_span(dims[0]), None)
         dim = f", {dim_text}" if call.args[1:] else f", {call.keywords[0].arg}={dim_text}"
-    indent = fn.facts.lines[loop.lineno - 1][:len(fn.facts.lines[loop.lineno - 1]) - len(fn.facts.lines[loop.lineno - 1].lstrip())]
+    first = fn.facts.lines[loop.lineno - 1]
+    indent = first[:len(first) - len(first.lstrip())]
     return Fix("Gather the pieces in a list and concatenate once after the loop", "safe", (
         Edit(Span(loop.lineno, 0, loop.lineno, 0), f"{indent}{gathered} = [{acc}]\n"),
         src.replace(assign, append),
