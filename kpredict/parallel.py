@@ -17,8 +17,9 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import InvalidStateError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from kpredict import project
@@ -133,13 +134,25 @@ def _stop(ex: ProcessPoolExecutor) -> None:
     shutdown would let them finish every file already handed out (10 s on 8 files here, 25 s on
     transformers' tree). The workers go first: the pool then fails what is pending as a broken pool,
     and its shutdown returns at once (cancelling first made the pool's thread fail on the cancelled
-    futures, a traceback on stderr)."""
-    for w in list((getattr(ex, "_processes", None) or {}).values()):  # no public handle before Python 3.14
-        try:
-            w.terminate()
-        except (OSError, ValueError, AttributeError):  # already gone
-            pass
-    ex.shutdown(wait=True)
+    futures, a traceback on stderr). Executor.map's own iterator still cancels its pending futures when
+    the interrupt passes through it, so the pool's thread may yet fail on one (InvalidStateError,
+    a race in CPython 3.11's pool): that one error is kept off stderr while the pool shuts down."""
+    hook = threading.excepthook
+
+    def quiet(args: threading.ExceptHookArgs) -> None:
+        if not isinstance(args.exc_value, InvalidStateError):
+            hook(args)
+
+    threading.excepthook = quiet
+    try:
+        for w in list((getattr(ex, "_processes", None) or {}).values()):  # no public handle before Python 3.14
+            try:
+                w.terminate()
+            except (OSError, ValueError, AttributeError):  # already gone
+                pass
+        ex.shutdown(wait=True)
+    finally:
+        threading.excepthook = hook
 
 
 def slim(report: FileReport) -> FileReport:
