@@ -1169,11 +1169,23 @@ class Interpreter(ObjectModel):
         if isinstance(it, TensorRef):
             shape = self.meta(it).shape
             if shape and shape[0] is not None:
+                if shape[0] > self.settings.max_unroll:
+                    # more rows than a loop counts: not made one by one (ernie4_5_vl_moe's zip over a
+                    # guessed 5.3 million rows made 10 million select views, 160 s and 3.5 GB)
+                    return None
                 if shape[0] > IDLE_ITERATIONS and node in self.shared.frozen:
                     # a rerun's marker-sized rows that frozen_loop will count once: not made one by one
                     # (udop's zip(*ind): 5.3 million select views, 30 s before the loop was left)
                     return [self.unary_view(it, "select", None)] * (IDLE_ITERATIONS + 1)
                 return [self.unary_view(it, "select", None) for _ in range(shape[0])]
+        return None
+
+    def long_rows(self, it: object) -> int | None:
+        """The number of rows of a tensor that iterate() does not list, being longer than a loop counts."""
+        if isinstance(it, TensorRef):
+            shape = self.meta(it).shape
+            if shape and shape[0] is not None and shape[0] > self.settings.max_unroll:
+                return shape[0]
         return None
 
     def frozen_loop(self, node: ast.AST, it: object, items: list[object] | None, what: str, line: int) -> bool:
@@ -1198,6 +1210,13 @@ class Interpreter(ObjectModel):
             it = self.ev(s.iter, frame)
             items = self.iterate(it, s.iter)
             once = items is None
+            rows = self.long_rows(it) if items is None else None
+            if rows is not None:  # the rows of a tensor longer than a loop counts
+                items = [self.unary_view(it, "select", None) for _ in range(self.settings.max_unroll)]
+                once = False
+                self.assume(f"line {s.lineno}: loop of {rows} iterations; counted for the first "
+                            f"{self.settings.max_unroll}")
+                cut = f"loop of {rows} iterations counted for the first {self.settings.max_unroll}"
             if self.frozen_loop(s, it, items, "loop", s.lineno):
                 items = [Opaque("loop item") if not isinstance(it, TensorRef) else self.unary_view(it, "select", None)]
                 once = True
@@ -1207,7 +1226,7 @@ class Interpreter(ObjectModel):
                 else:
                     building_at = self.builds
                 items = [Opaque("loop item") if not isinstance(it, TensorRef) else self.unary_view(it, "select", None)]
-            elif len(items) > self.settings.max_unroll:
+            elif len(items) > self.settings.max_unroll and not cut:
                 self.assume(f"line {s.lineno}: loop of {len(items)} iterations; counted for the first "
                             f"{self.settings.max_unroll}")
                 cut = f"loop of {len(items)} iterations counted for the first {self.settings.max_unroll}"
@@ -2133,6 +2152,12 @@ class Interpreter(ObjectModel):
                 return Opaque(name)
         if name in ("enumerate", "zip", "reversed", "list", "tuple", "sorted"):
             seqs = [self.iterate(a, node) for a in args]
+            for i, a in enumerate(args):
+                rows = self.long_rows(a) if seqs[i] is None else None
+                if rows is not None:  # what a loop over it counts, said as a lower bound
+                    seqs[i] = [self.unary_view(a, "select", None) for _ in range(self.settings.max_unroll)]
+                    self.unknown(node, f"{name}() over {rows} rows of a tensor counted for the first "
+                                       f"{self.settings.max_unroll}")
             if any(s is None for s in seqs) or (not seqs and name in ("enumerate", "reversed")):
                 return Opaque(name)  # enumerate() with no argument: a test of the TypeError it raises
             if name == "enumerate":
