@@ -6,6 +6,7 @@ and never imports or runs the analyzed code.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -15,7 +16,7 @@ from typing import Protocol
 from kpredict.deep import run_deep
 from kpredict.frontend import shapes as S
 from kpredict.frontend.dimnames import HEAD_COUNT, guess_shapes, head_count, size_name
-from kpredict.frontend.entry import InputError, build_graphs
+from kpredict.frontend.entry import InputError, build_graphs, late
 from kpredict.frontend.interp import Shared
 from kpredict.frontend.parse import ModuleInfo, ParseError, parse_module
 from kpredict.frontend.relevance import uses_torch
@@ -79,6 +80,8 @@ def analyze_source(
         return function_report(fg, eager_kernels(fg, s.target, table), compiled_kernels(fg, s.target), s, costs)
 
     shared = Shared()
+    if settings.time_budget > 0:
+        shared.deadline = time.process_time() + settings.time_budget
     try:
         graphs = [(fg, predict(fg, settings)) for fg in build_graphs(module, table, settings, only=only,
                                                                      examples=examples, inits=inits, shared=shared)]
@@ -106,7 +109,11 @@ def analyze_source(
         again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()),
                         dims=settings.dims + tuple(counts.items()))
         rerun_with_counts = False
-        if (fg.loop_symbols or fg.shape_symbols) and fg.ops and not fg.cut_short:
+        wanted = bool(fg.loop_symbols or fg.shape_symbols or guessed) and bool(fg.ops) and not fg.cut_short
+        if wanted and time.process_time() > shared.deadline:  # the reruns would stop at once
+            report.assumptions = list(report.assumptions) + [
+                f"figures not worked out as formulas in the sizes: {late(settings)}"]
+        elif (fg.loop_symbols or fg.shape_symbols) and fg.ops and not fg.cut_short:
             report = symbolic_report(fg, report, again, rerun(module, table, fg.qualname, predict, shared,
                                                                       examples, inits, first=settings))
             rerun_with_counts = True

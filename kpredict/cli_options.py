@@ -190,3 +190,10 @@ def parse_dims(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
             raise click.BadParameter(f"expected NAME=INT, got {v!r}", param_hint="--dim")
         out.append((name.strip(), int(num)))
     return tuple(out)
+
+
+def time_budget_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--time-budget SECONDS` (kpredict.project's `time-budget`): CPU seconds one file may take."""
+    return click.option("--time-budget", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+                        help="CPU seconds one file's analysis may take; past them the rest is not followed "
+                             "and its figures are lower bounds [config: time-budget; default 10; 0: none].")(f)

@@ -14,6 +14,7 @@ of a file reads its `[tool.kpredict.examples]` and `[tool.kpredict.init]` entrie
     mode = "eval"                   # eval | train
     all-files = false               # also analyze files that reach no torch import
     gpu = "h100"                    # the time model's device preset (rules/devices.toml; --gpu wins)
+    time-budget = 10                # CPU seconds per file; past it the rest is not followed (0: none)
     select = ["ALL"]                # the lint keys: see kpredict/lint/config.py
     ignore = ["KP601"]
     per-file-ignores = { "tests/*" = ["KP4"] }
@@ -58,7 +59,7 @@ from kpredict.settings import Settings
 
 TARGETS = ("cuda", "cpu")
 MODES = ("eval", "train")
-PREDICTION_KEYS = ("target", "mode", "all-files", "dims", "examples", "init", "gpu")
+PREDICTION_KEYS = ("target", "mode", "all-files", "dims", "examples", "init", "gpu", "time-budget")
 LINT_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "extend-per-file-ignores", "exclude",
              "extend-exclude", "output-format", "baseline", "rules")
 KEYS = PREDICTION_KEYS + LINT_KEYS
@@ -77,6 +78,7 @@ class Options:
     mode: str | None = None
     dims: tuple[tuple[str, int], ...] = ()
     all_files: bool = False  # the flag can only turn it on, as the config file can
+    time_budget: float | None = None  # --time-budget SECONDS
     config: str | None = None  # --config FILE: use it instead of discovery
     isolated: bool = False  # --isolated: no config file at all
 
@@ -200,6 +202,9 @@ def check_table(table: dict[str, Any], where: str) -> None:
     _choice(table, "gpu", tuple(sorted(default_devices())), where)
     if not isinstance(table.get("all-files", False), bool):
         raise ConfigError(f"{where}: all-files must be true or false, not {table['all-files']!r}")
+    budget = table.get("time-budget", 0)
+    if not isinstance(budget, (int, float)) or isinstance(budget, bool) or budget < 0:
+        raise ConfigError(f"{where}: time-budget must be a number of seconds >= 0, not {budget!r}")
     dims = table.get("dims", {})
     if not isinstance(dims, dict):
         raise ConfigError(f"{where}: dims must be a table of name = integer")
@@ -237,6 +242,8 @@ def merge(table: dict[str, Any], options: Options = Options()) -> Settings:
                     mode=options.mode or table.get("mode", "eval"),
                     dims=tuple(sorted(dims.items())),
                     all_files=bool(table.get("all-files", False)) or options.all_files,
+                    time_budget=float(options.time_budget if options.time_budget is not None
+                                      else table.get("time-budget", Settings.time_budget)),
                     gpu=gpu)
 
 

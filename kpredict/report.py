@@ -82,6 +82,6 @@ def lower_bound_causes(fg: FunctionGraph) -> list[Unknown]:
     understood, and an analysis cut short (at the def line, with the reason it gives)."""
     causes = [u for u in fg.unknowns if may_launch(u)]
     if fg.cut_short and not any(u.name.startswith("analysis cut short") for u in causes):
-        why = next((a for a in reversed(fg.assumptions) if "first part" in a or a.startswith("no tensor work in")), "")
+        why = next((a for a in reversed(fg.assumptions) if "first part" in a or a.startswith(("no tensor work in", "not analyzed: "))), "")
         causes.append(Unknown(fg.span.line, "analysis cut short" + (f": {why}" if why else "")))
     return causes

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import click
 
 from kpredict.cli_options import (Progress, RunOptions, common_options, given_inputs, input_options, parse_dims,
-                                  parse_sweep, strict_option)
+                                  parse_sweep, strict_option, time_budget_option)
 from kpredict.devices import UnknownDevice, device_for
 from kpredict.ir import FileReport
 from kpredict.settings import Settings
@@ -50,15 +50,17 @@ from kpredict.walk import discover
 @click.option("--detail", is_flag=True, help="JSON: every function's op rows (\"ops\"), left out by default.")
 @click.option("--all-files", is_flag=True,
               help="Also analyze files that reach no torch import (their untyped parameters taken as tensors).")
+@time_budget_option
 @input_options
 @strict_option
 @common_options
 def report_command(paths: tuple[str, ...], target: str | None, mode: str | None, gpu: str | None, fmt: str,
-                   dims: tuple[str, ...], verbose: bool, detail: bool, all_files: bool, init: str | None,
+                   dims: tuple[str, ...], verbose: bool, detail: bool, all_files: bool, time_budget: float | None,
+                   init: str | None,
                    example: str | None, strict: bool, run: RunOptions) -> None:
     """Per function: eager and compiled kernels, transfers and bytes, and the fused groups."""
     fixed, swept = parse_sweep(dims)
-    cli = Overrides(target=target, mode=mode, dims=parse_dims(fixed), all_files=all_files)
+    cli = Overrides(target=target, mode=mode, dims=parse_dims(fixed), all_files=all_files, time_budget=time_budget)
     try:  # the project's settings (kpredict.project) for the first path, the command line on top, as `check`
         resolved = resolve_for(paths[0].partition("::")[0], cli)
     except ConfigError as e:

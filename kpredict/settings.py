@@ -15,6 +15,9 @@ class Settings:
     max_unroll: int = 4096  # ops emitted per loop before counting stops being exact
     all_files: bool = False  # also analyze files that reach no torch import (frontend/relevance.py)
     extra: tuple[tuple[str, str], ...] = field(default=())
+    # CPU seconds one file's analysis may take; past it, what is left is not followed and the figures
+    # are lower bounds (issue 32: whatever a file holds, a run never hangs on it); 0: no limit
+    time_budget: float = 10.0
     gpu: str | None = None  # device preset of the time model (rules/devices.toml); None: the target's default
     # named dims assumed for inputs whose shape the source does not say (kpredict.frontend.dimnames.guess_shapes),
     # set by kpredict.api for the reruns that fit bytes as a formula; never read from a user's settings

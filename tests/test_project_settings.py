@@ -257,6 +257,7 @@ def test_verify_rejects_an_unknown_key_too(tree):
     ('[tool.kpredict.dims]\nn_layer = "four"\n', "dims.n_layer must be an integer, not 'four'"),
     ('[tool.kpredict]\ndims = 4\n', "dims must be a table of name = integer"),
     ('[tool.kpredict]\nmode = "training"\n', "mode must be one of eval, train"),
+    ('[tool.kpredict]\ntime-budget = -1\n', "time-budget must be a number of seconds >= 0, not -1"),
 ])
 def test_bad_values_name_the_key_and_the_file(tree, text, message):
     write(tree, "sub/pyproject.toml", text)
@@ -265,3 +266,11 @@ def test_bad_values_name_the_key_and_the_file(tree, text, message):
     assert message in str(e.value) and str(e.value).startswith(str((tree / "sub/pyproject.toml").resolve()))
     code, _, err = run("--no-cache", "-j", "1", "sub/pkg/net.py")
     assert code == 2 and message in err
+
+
+def test_time_budget_from_the_file_and_the_command_line(tree):
+    """`time-budget` (CPU seconds per file) is read as the other prediction keys are; the flag wins."""
+    assert project.load("sub/pkg/net.py").settings.time_budget == Settings.time_budget == 10.0
+    write(tree, "sub/pyproject.toml", "[tool.kpredict]\ntime-budget = 2.5\n")
+    assert project.load("sub/pkg/net.py").settings.time_budget == 2.5
+    assert project.load("sub/pkg/net.py", project.Options(time_budget=0)).settings.time_budget == 0

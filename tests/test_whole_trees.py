@@ -155,6 +155,31 @@ def test_ctrl_c_stops_workers_at_once_with_one_line(tmp_path):
     assert left == []  # no worker goes on alone
 
 
+def test_a_spent_time_budget_cuts_the_file_short_and_says_so():
+    """Whatever a file holds, its analysis stops near its time budget (CPU seconds): the function it
+    stopped in covers a first part, the functions after it are not analyzed, and every figure that
+    rests on that is a lower bound with the reason; nothing raises (issue 32)."""
+    from kpredict.api import analyze_source
+
+    heavy = "".join(f"def f{i}(x):\n" + "    x = x + 1\n" * 3000 + "    return x\n\n\n" for i in range(6))
+    src = ("import torch\n\n\n" + heavy).encode()
+    fns = analyze_source(src, "m.py", Settings(time_budget=0.2)).functions
+    assert [f.qualname for f in fns] == [f"f{i}" for i in range(6)]
+    skipped = [f for f in fns if any(a.startswith("not analyzed: this file's time budget of 0.2 s") for a in f.assumptions)]
+    assert skipped and fns[-1] in skipped
+    for f in skipped:
+        assert f.lower_bound and f.eager.kernels == 0
+        assert [u.name for u in f.lower_bound_causes] == [
+            "analysis cut short: not analyzed: this file's time budget of 0.2 s (CPU) is spent"]
+    full = analyze_source(src, "m.py", Settings(time_budget=0)).functions
+    assert all(f.eager.kernels == 3000 and not f.lower_bound for f in full)
+    # module-level code is stopped the same way, and the functions after it are still listed
+    module = ("import torch\nx = torch.zeros(4)\nfor _ in range(100000):\n    x = x + 1\n\n\n" + heavy).encode()
+    report = analyze_source(module, "m.py", Settings(time_budget=0.2))
+    assert report.error is None and len(report.functions) == 7
+    assert all(f.lower_bound for f in report.functions if f.qualname != "<module>")
+
+
 def test_rows_of_a_long_tensor_are_not_made_one_by_one():
     """A loop (or a zip) over the rows of a tensor longer than max_unroll counts the first max_unroll
     rows as a lower bound, as a long range does; its rows were made one by one before (transformers'

@@ -10,13 +10,14 @@ unknown shape.
 from __future__ import annotations
 
 import ast
+import time
 from collections.abc import Iterator
 
 from kpredict.examples import (
     CONSTRUCTORS, ExampleError, TensorSpec, _Dtype, comment_block, joined, merged_text, parse_value, split_items,
     tensor_spec,
 )
-from kpredict.frontend.frame import MISSING, Frame, _Budget, _Break, _Continue, _Idle, _Return, _span, py
+from kpredict.frontend.frame import MISSING, Frame, _Budget, _Break, _Continue, _Idle, _Late, _Return, _span, py
 from kpredict.frontend.interp import FILE_STEPS, IDLE_STEPS, Interpreter, Shared
 from kpredict.frontend.modes import merge_modes
 from kpredict.frontend.objects import reachable
@@ -31,18 +32,29 @@ from kpredict.settings import Settings
 INIT_TAG = "init"
 
 
-def _returns(v: object, depth: int = 0) -> list[int]:
+def late(settings: Settings) -> str:
+    """What a spent time budget is called where it stops an analysis."""
+    return f"this file's time budget of {settings.time_budget:g} s (CPU) is spent"
+
+
+def _returns(v: object, depth: int = 0, seen: set[int] | None = None) -> list[int]:
     """Tensors a function hands back: directly, in tuples and lists, in dicts and in output objects
-    (a ModelOutput dataclass, a namedtuple-like class), which model code returns as often."""
+    (a ModelOutput dataclass, a namedtuple-like class), which model code returns as often. A container
+    met again adds nothing new: each is walked once (minicpm's video processor returns lists holding
+    one list many times over: 42 million visits, 90 s)."""
     if depth > 6:
         return []
     if isinstance(v, TensorRef):
         return [v.vid]
     if isinstance(v, Unknown) and v.src is not None:
         return [v.src]
+    seen = set() if seen is None else seen
+    if id(v) in seen:
+        return []
+    seen.add(id(v))
     out: list[int] = []
     for x in _returned_items(v):
-        out.extend(_returns(x, depth + 1))
+        out.extend(_returns(x, depth + 1, seen))
     return out
 
 
@@ -78,6 +90,9 @@ def _run_module(module: ModuleInfo, table: OpTable, settings: Settings, shared: 
         try:
             it.exec_stmt(stmt, frame)
         except (_Return, _Break, _Continue):
+            break
+        except _Late:
+            it.assume(f"module-level code: {late(settings)}; the rest is not followed")
             break
         except _Idle:
             it.assume(f"module-level code: no tensor work in {IDLE_STEPS:,} statements in a row; the rest is not "
@@ -403,9 +418,11 @@ def build_graphs(module: ModuleInfo, table: OpTable, settings: Settings, only: s
             continue
         fg = FunctionGraph(qualname, _span(fdef))
         fg.compiled_call = qualname in compiled
-        if shared.file_steps <= 0:
-            fg.assumptions.append(f"not analyzed: this file's budget of {FILE_STEPS:,} interpreted statements "
-                                  "is spent")
+        if shared.file_steps <= 0 or time.process_time() > shared.deadline:
+            spent = late(settings) if shared.file_steps > 0 else \
+                f"this file's budget of {FILE_STEPS:,} interpreted statements is spent"
+            fg.assumptions.append(f"not analyzed: {spent}")
+            fg.cut_short = True  # its figures are not 0: nothing of it was counted
             yield fg
             continue
         asked = shared.mode_reads
@@ -464,6 +481,9 @@ def _run_entry(module: ModuleInfo, table: OpTable, settings: Settings, shared: S
         ret = it.run_function(qualname, args, kwargs, bound=bound, node=fdef, describe=True)
         if as_built:
             _keep_as_built(it, bound, kwargs)
+    except _Late:
+        it.assume(f"{late(settings)}; figures cover the function's first part", force=True)
+        fg.cut_short = True
     except _Idle:
         it.assume(f"no tensor work in {IDLE_STEPS:,} statements in a row: the rest of the function (pure "
                   "Python) is not followed", force=True)

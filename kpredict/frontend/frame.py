@@ -46,6 +46,10 @@ class _Idle(_Budget):
     """IDLE_STEPS statements in a row without tensor work: pure-Python code, not followed further."""
 
 
+class _Late(_Budget):
+    """The file's time budget (Settings.time_budget, CPU seconds) is spent: not followed further."""
+
+
 @dataclass(slots=True)
 class Frame:
     env: dict[str, object]

@@ -14,6 +14,7 @@ import copy as _copy
 import math
 import re
 import operator
+import time
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
@@ -23,7 +24,7 @@ from kpredict.frontend import concrete as C
 from kpredict.frontend import params as P
 from kpredict.frontend import loops as LOOPS
 from kpredict.frontend.frame import (
-    MAX_ITEMS, MAX_OPS, Frame, _Break, _Budget, _Continue, _Idle, _Raise, _Return, _span, py,
+    MAX_ITEMS, MAX_OPS, Frame, _Break, _Budget, _Continue, _Idle, _Late, _Raise, _Return, _span, py,
 )
 from kpredict.frontend.frame import MISSING as _MISSING
 from kpredict.frontend.imports import module_dotted
@@ -55,6 +56,10 @@ MAX_STEPS = 150_000
 # its own budget (stdlib test_traceback.py) stop here; the most seen on 300 transformers files is
 # about 230,000
 FILE_STEPS = 1_000_000
+# reruns' states (built objects, call summaries) a file keeps for later reruns under the same sizes,
+# besides the first analyses': the least recently used go beyond it (each holds its objects' snapshots:
+# 66 states were 490 MB of seamless_m4t's 920)
+RERUN_STATES = 8
 IDLE_ITERATIONS = 128  # loop iterations in a row without tensor work after which a loop is left
 # statements in a row without tensor work after which an analysis stops: pure-Python code (a
 # debugger's command loop, a test of long integers) that ran to MAX_STEPS cost seconds per function;
@@ -146,6 +151,7 @@ class Shared:
         self.summaries = Summaries()  # module calls recorded once, replayed for the same structure
         self.rerun_states: dict[Settings, tuple[ConstructMemo, Summaries]] = {}  # per settings (for_rerun)
         self.file_steps = FILE_STEPS  # statements left for the file's analyses
+        self.deadline = math.inf  # time.process_time() past which the file's analyses stop (_Late)
         self.pyproject: dict[str, dict[str, str]] | None = None  # the file's [tool.kpredict.*] entries
         # loops (for statements, comprehension generators) whose count an analysis met: node -> known at
         # least once; per entry function for the first analyses, so that its reruns at marker sizes
@@ -209,8 +215,12 @@ class Shared:
                     changed = {n for n in mine.keys() | theirs.keys() if mine.get(n) != theirs.get(n)}
                     memo.keep_into(state[0], changed)
                     summaries.keep_into(state[1], changed)
-            if settings is not None:
-                self.rerun_states[settings] = state
+        if settings is not None:
+            self.rerun_states.pop(settings, None)
+            self.rerun_states[settings] = state  # the most recently used last
+            old = [k for k in self.rerun_states if k != first and k != settings]
+            for k in old[: max(len(old) - RERUN_STATES, 0)]:
+                del self.rerun_states[k]
         self.constructed, self.summaries = state
         self.file_steps = FILE_STEPS
         self.mode = "eager"
@@ -1377,6 +1387,8 @@ class Interpreter(ObjectModel):
         """Every IDLE_CHECK statements: stop (_Idle) after IDLE_STEPS of them in a row recorded
         without tensor work; statements run while constructing objects do not count."""
         self.idle_check = max(self.steps_left - IDLE_CHECK, -1)  # and at -1: the budget is spent
+        if time.process_time() > self.shared.deadline:
+            raise _Late()
         now = self.activity()
         if not self.recording or now != self.idle_mark:
             self.idle_mark, self.idle_steps = now, 0

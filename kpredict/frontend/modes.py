@@ -73,7 +73,8 @@ def merge_modes(eager: FunctionGraph, compiled: FunctionGraph) -> FunctionGraph:
         i0, j0 = i + 1, j + 1
     values = dict(eager.values)
     values.update(compiled.values)
-    inputs = list(compiled.inputs) + [v for v in eager.inputs if v not in set(compiled.inputs)]
+    known = set(compiled.inputs)
+    inputs = list(compiled.inputs) + [v for v in eager.inputs if v not in known]
     return replace(
         compiled,
         ops=ops,

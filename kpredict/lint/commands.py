@@ -19,6 +19,7 @@ import click
 from kpredict import walk
 from kpredict.cli_options import (
     Progress, RunOptions, common_options, diff_inputs, given_inputs, input_options, parse_dims, strict_option,
+    time_budget_option,
 )
 from kpredict.frontend.parse import ParseError, decode_source
 from kpredict.ir import FileReport
@@ -64,6 +65,7 @@ def analysis_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--isolated", is_flag=True, help="Ignore every configuration file."),
         click.option("--all-files", is_flag=True,
                      help="Also analyze files that reach no torch import [config: all-files; default false]."),
+        time_budget_option,
     ]):
         f = opt(f)
     return f
@@ -190,7 +192,8 @@ def settings_text(path: str, resolved: Resolved, fmt: str) -> str:
 @strict_option
 @common_options
 def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, dims: tuple[str, ...],
-                  config_file: str | None, isolated: bool, all_files: bool, select: tuple[str, ...],
+                  config_file: str | None, isolated: bool, all_files: bool, time_budget: float | None,
+                  select: tuple[str, ...],
                   extend_select: tuple[str, ...],
                   ignore: tuple[str, ...], rule_options: tuple[str, ...], extend_exclude: tuple[str, ...],
                   force_exclude: bool,
@@ -203,7 +206,8 @@ def check_command(paths: tuple[str, ...], target: str | None, mode: str | None, 
         cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), select=_split(select) or None,
                         ignore=_split(ignore), extend_select=_split(extend_select),
                         options=tuple(parse_rule_option(o) for o in rule_options),
-                        exclude=extend_exclude, config=config_file, isolated=isolated, all_files=all_files)
+                        exclude=extend_exclude, config=config_file, isolated=isolated, all_files=all_files,
+                        time_budget=time_budget)
         for name, values in (("--select", cli.select or ()), ("--ignore", cli.ignore),
                              ("--extend-select", cli.extend_select)):
             validate_selectors(values, name)
@@ -429,14 +433,15 @@ def rules_command(fmt: str) -> None:
               help="Inputs of QUALNAME, as --init: --example \"GPT.forward: idx=randint(0, 100, (8, 1024))\" "
                    "(repeatable).")
 def diff_command(base: str, head: str | None, target: str | None, mode: str | None, dims: tuple[str, ...],
-                 config_file: str | None, isolated: bool, all_files: bool, only_paths: tuple[str, ...], fmt: str,
+                 config_file: str | None, isolated: bool, all_files: bool, time_budget: float | None,
+                 only_paths: tuple[str, ...], fmt: str,
                  output_file: str | None, fail_on_increase: bool, init: tuple[str, ...],
                  example: tuple[str, ...]) -> None:
     """Per changed function: eager and compiled kernels and bytes at BASE and at HEAD (default: the
     working tree), for the .py files git sees changed between them."""
     try:
         cli = Overrides(target=target, mode=mode, dims=parse_dims(dims), config=config_file, isolated=isolated,
-                        all_files=all_files)
+                        all_files=all_files, time_budget=time_budget)
         result = gitdiff.compute(base, head, cli, paths=only_paths, examples=diff_inputs(example, "--example"),
                                  inits=diff_inputs(init, "--init"))
     except ConfigError as e:

@@ -89,6 +89,7 @@ class Overrides:
     config: str | None = None  # --config FILE: use it instead of discovery
     isolated: bool = False  # --isolated: ignore every config file
     all_files: bool = False  # --all-files (the config file can only turn it on, as the flag can)
+    time_budget: float | None = None  # --time-budget SECONDS
 
 
 @dataclass
@@ -132,7 +133,7 @@ def _resolve(source: str | None, stamp: tuple[int, int] | None, cli: Overrides,
     root = str(Path(source).resolve().parent) if source else os.getcwd()
     where = source or "command line"
     settings = project.merge(table, project.Options(target=cli.target, mode=cli.mode, dims=cli.dims,
-                                                    all_files=cli.all_files))
+                                                    all_files=cli.all_files, time_budget=cli.time_budget))
 
     layers = [Layer(select=defaults)]
     layers.append(Layer(select=_codes_list(table, "select", where, none_ok=True),

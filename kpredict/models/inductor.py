@@ -17,6 +17,7 @@ Target differences come from rules/targets.toml.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import operator
@@ -39,6 +40,9 @@ SELF_REUSE = frozenset(("silu", "silu_", "gelu", "hardswish", "hardswish_", "mis
 REALIZE_ACC_READS = 8  # config.realize_acc_reads_threshold
 REALIZE_READS = 4  # config.realize_reads_threshold: a value read twice with more loads is stored [SRC torch 2.13 _inductor/ir.py should_realize_on_reuse]
 MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; NOTE cheat sheet 19]
+# nodes reading one buffer are tried as fusion pairs only with the next 64 of them, in order
+# [SRC torch 2.13 _inductor/config.py max_fusion_buffer_group_pairwise_attempts; scheduler.py get_possible_fusions]
+PAIRWISE_ATTEMPTS = 64
 # ops that copy their input view into a fresh tensor: their loops are the view's (kpredict.models.inductor._loops)
 COPY_OF_VIEW = ("reshape", "clone", "contiguous", "flatten")
 # views that reorder dims (kpredict.models.inductor._permuted_reads)
@@ -864,21 +868,22 @@ class Scheduler:
             changed = False
             fused = [g for g in groups.values() if g.kind == "fused"]
             pos = {g.gid: i for i, g in enumerate(fused)}
+            # each buffer's readers in program order, as this pass begins (Inductor's buffer groups)
+            in_order = {st: sorted(j for j in map(pos.get, r) if j is not None) for st, r in readers.items()}
             for i, a in enumerate(fused):
 
                 def after(lo: int) -> list[Group]:
-                    """Groups after position lo that a could merge with, in program order."""
+                    """Groups after position lo that a could merge with, in program order: with a shared
+                    read, among the next PAIRWISE_ATTEMPTS readers of that buffer."""
                     if not shared_only:
                         return fused[lo + 1:]
-                    # only groups sharing a read can merge: look at just those, in the same order
-                    gids: set[int] = set()
+                    near: set[int] = set()
                     for st in self._group_reads(a, nodes, group_reads):
-                        r = readers.get(st)
-                        if r:
-                            gids.update(r)
-                    near = [j for j in map(pos.get, gids) if j is not None and j > lo]
-                    near.sort()
-                    return [fused[j] for j in near]
+                        order = in_order.get(st)
+                        if order:
+                            k = bisect.bisect_right(order, lo)
+                            near.update(order[k:k + PAIRWISE_ATTEMPTS])
+                    return [fused[j] for j in sorted(near)]
 
                 cands = after(i)
                 k = 0
