@@ -67,8 +67,9 @@ def run_check(files: list[Path], jobs: int = 2, cwd: Path | None = None) -> list
     records; files are named relative to their project root so paths match the labels."""
     if not files:
         return []
-    cmd = [sys.executable, "-m", "kpredict", "check", "--isolated", "--select", "ALL", "--exit-zero",
-           "--output-format", "json-lines", "-j", str(jobs), *map(str, files)]
+    # no time budget: what a file reports must not depend on the machine's speed here
+    cmd = [sys.executable, "-m", "kpredict", "check", "--isolated", "--time-budget", "0", "--select", "ALL",
+           "--exit-zero", "--output-format", "json-lines", "-j", str(jobs), *map(str, files)]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     if out.returncode not in (0, 1):
         raise RuntimeError(f"kpredict check exited {out.returncode}: {out.stderr.strip()[-2000:]}")

@@ -151,6 +151,7 @@ class Shared:
         self.summaries = Summaries()  # module calls recorded once, replayed for the same structure
         self.rerun_states: dict[Settings, tuple[ConstructMemo, Summaries]] = {}  # per settings (for_rerun)
         self.file_steps = FILE_STEPS  # statements left for the file's analyses
+        self.realpaths: dict[str, str] = {}  # os.path.realpath of the paths met (ObjectModel.realpath)
         self.deadline = math.inf  # time.process_time() past which the file's analyses stop (_Late)
         self.pyproject: dict[str, dict[str, str]] | None = None  # the file's [tool.kpredict.*] entries
         # loops (for statements, comprehension generators) whose count an analysis met: node -> known at

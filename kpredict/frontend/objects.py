@@ -123,9 +123,17 @@ class ObjectModel:
         return self.m.path if key is None else key
 
     def key_for_path(self, path: str) -> str | None:
-        real = os.path.realpath(path)
-        if real == os.path.realpath(self.m.path):
+        real = self.realpath(path)
+        if real == self.realpath(self.m.path):
             return None
+        return real
+
+    def realpath(self, path: str) -> str:
+        """os.path.realpath, once per path and file: an attribute of an imported module asks it each
+        time (150,000 times, 15% of the stdlib's aifc.py with --all-files)."""
+        real = self.shared.realpaths.get(path)
+        if real is None:
+            real = self.shared.realpaths[path] = os.path.realpath(path)
         return real
 
     def func_def(self, key: str | None, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
