@@ -173,7 +173,7 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
                 f"{said}: the size {'it meets' if len(sizes) == 1 else 'each meets'} in the code (a weight's width, "
                 "a broadcast), found by a run with the sizes unknown"]
             return out
-        return shape_report(report, settings, rebuild, syms, dims, first.report)
+        return shape_report(report, settings, rebuild, syms, dims, first.report, unsized_transfer(first.graph))
     if not syms:
         return report
 
@@ -454,11 +454,28 @@ def _renamed(settings: Settings, same: list[tuple[str, str]]) -> tuple[Settings,
                                           for n, dims, why in settings.shapes)), set(to)
 
 
+def unsized_transfer(graph: FunctionGraph) -> str:
+    """The first op of a run with its inputs sized that still moves a tensor of unknown shape (what
+    keeps its bytes unknown at any size: a weight built from a config value nobody knows), or ""."""
+    for op in graph.ops:
+        if op.category == "view":
+            continue
+        for vid in (*op.inputs, *op.outputs):
+            v = graph.values.get(vid)
+            if v is not None and (v.meta.shape is None or None in v.meta.shape):
+                role = "reads" if vid in op.inputs else "writes"
+                what = "a parameter" if v.name == "param" else f"input {v.name}" if v.is_input and v.name \
+                    else "a tensor"
+                return f"line {op.span.line}: {op.name} {role} {what} of unknown shape"
+    return ""
+
+
 def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, loops: list[str],
-                 dims: list[str], base: FunctionReport) -> FunctionReport:
+                 dims: list[str], base: FunctionReport, unsized: str = "") -> FunctionReport:
     """Figures for a function whose inputs have named dims (and maybe loop counts): counts as
     a + b*n in the loop counts, bytes as a polynomial in the dims and loop counts (module docstring).
-    `base`: the run at the first markers with loop counts 1 (_met_sizes' run)."""
+    `base`: the run at the first markers with loop counts 1 (_met_sizes' run); `unsized`: what in it
+    moves a tensor of unknown shape (unsized_transfer), said where that leaves the bytes unknown."""
     primes_a = dict(zip(dims, _PRIMES_A))
     primes_b = dict(zip(dims, _PRIMES_B))
     marks_a = {d: _MULT * p for d, p in primes_a.items()}
@@ -473,6 +490,9 @@ def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, l
     ones = {s: 1 for s in loops}
     if byte_poly(base, "eager", primes_a) is None and byte_poly(base, "compiled", primes_a) is None:
         if not loops:  # no byte formula to check and no count to fit: the first analysis stands
+            if unsized:  # never a silent '?': what keeps the bytes unknown with every input sized
+                report.assumptions = list(report.assumptions) + [
+                    f"bytes not worked out with the inputs sized: {unsized}"]
             return report
         check = base  # counts still become a + b*n; whether they depend on the sizes is not checked
     else:

@@ -493,3 +493,15 @@ def test_unpacking_a_tensor_of_marker_rows_is_not_followed() -> None:
            "    return x * 2\n")
     f = analyze_source(src, "unpack.py", Settings(target="cpu"), only="f").functions[0]
     assert f.eager.kernels == 1 and isinstance(f.eager.bytes, str) and "b*t" in f.eager.bytes, f.eager.bytes
+
+
+def test_bytes_left_unknown_with_the_inputs_sized_say_what_keeps_them_unknown() -> None:
+    """An input's assumed layout gives no bytes when the function moves a tensor whose shape stays
+    unknown at every size (a weight loaded from a file): said, with its line, never a silent '?'."""
+    src = (b"import torch\nfrom torch import nn\n\n\nclass Head(nn.Module):\n    def __init__(self, path):\n"
+           b"        super().__init__()\n        self.w = nn.Parameter(torch.load(path))\n\n"
+           b"    def forward(self, x):\n        return torch.matmul(x, self.w).relu()\n")
+    (fn,) = analyze_source(src, "m.py", Settings(), only="Head.forward").functions
+    assert fn.eager.bytes is None
+    assert "bytes not worked out with the inputs sized: line 11: matmul writes a tensor of unknown shape" \
+        in fn.assumptions
