@@ -2200,7 +2200,7 @@ class Interpreter(ObjectModel):
             if self.table.for_api(dotted) is not None or self.catalogue_function(dotted) or self.catalogue_class(dotted):
                 return Py(True)  # feature checks such as hasattr(F, "scaled_dot_product_attention")
             return Opaque("hasattr")
-        if name == "hasattr" and len(args) == 2 and isinstance(args[1], Py) and isinstance(args[0], Instance):
+        if name == "hasattr" and len(args) == 2 and isinstance(args[1], Py) and isinstance(args[0], (Instance, ClassRef)):
             v = self.attribute(args[0], str(args[1].value), node)
             return Py(not isinstance(v, Unknown)) if not isinstance(v, Sym) else Opaque("hasattr")
         if name == "dict":
