@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +40,7 @@ def main() -> None:
         files = files[::step][: a.limit]
     n = number = formula = unknown = errors = 0
     missing: list[str] = []
+    reasons: Counter[str] = Counter()
     t0 = time.process_time()
     for f in files:
         rep = analyze_file(f, Settings())  # no flags: not even the nearest pyproject's settings
@@ -52,6 +54,7 @@ def main() -> None:
             e, c = fn.eager.bytes, fn.compiled.bytes
             if e is None or c is None:
                 unknown += 1
+                reasons[reason(fn.assumptions)] += 1
                 if len(missing) < a.why:
                     shapes = [x for x in fn.assumptions if "shape" in x][:2]
                     missing.append(f"  {f.parent.name}/{f.name}:{fn.line} {fn.qualname}: {'; '.join(shapes)}")
@@ -63,7 +66,27 @@ def main() -> None:
     print(f"files {len(files)} ({errors} errors), forward methods {n}, {time.process_time() - t0:.0f} s CPU")
     print(f"bytes known: {number + formula} ({pct(number + formula)}): a number {number} ({pct(number)}), "
           f"a formula {formula} ({pct(formula)}); unknown {unknown} ({pct(unknown)})")
+    for why, k in reasons.most_common():
+        print(f"  {k:5d}  {why}")
     print("\n".join(missing))
+
+
+# what the report says keeps a function's bytes unknown, first match wins (kpredict/symbolic.py, api.py)
+REASONS = (
+    ("a parameter of unknown shape", "a parameter's shape is not known with the inputs sized"),
+    ("bytes not worked out with the inputs sized", "another tensor's shape is not known with the inputs sized"),
+    ("are not a sum of products", "bytes are not a polynomial in the assumed sizes"),
+    ("kernel counts depend on", "kernel counts change with the sizes"),
+    ("time budget", "the file's time budget is spent"),
+    ("shape (", "an input has assumed dims; no formula for another reason"),
+    ("tensor of unknown shape", "an input has no shape and no assumed layout"),
+)
+
+
+def reason(assumptions: list[str]) -> str:
+    """The first of REASONS that the function's assumptions show."""
+    text = "\n".join(assumptions)
+    return next((why for key, why in REASONS if key in text), "not said")
 
 
 if __name__ == "__main__":
