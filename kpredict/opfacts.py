@@ -95,6 +95,8 @@ class OpTable:
     containers: tuple[str, ...] = ()  # dotted prefixes whose classes are output containers (ModelOutput)
     overrides: dict[str, str] = field(default_factory=dict)  # dotted function -> catalogue function, in-tree too
     init_decorators: dict[str, dict] = field(default_factory=dict)  # dotted decorator -> {attr}: config registrars
+    # dotted classes whose own __init_subclass__ runs for their subclasses in the tree (`subclass_hook`)
+    subclass_hooks: frozenset[str] = frozenset()
 
     def library_name(self, dotted: str) -> bool:
         """Whether `dotted` is a name libraries.toml describes (or lies under a traceable module)."""
@@ -211,7 +213,9 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
                    containers=tuple(libs.get("containers", {}).get("modules", [])),
                    overrides={a: name for name, f in libs.get("function", {}).items() if f.get("override")
                               for a in f.get("api", [])},
-                   init_decorators=libs.get("init_decorator", {}))
+                   init_decorators=libs.get("init_decorator", {}),
+                   subclass_hooks=frozenset(a for m in libs.get("module", {}).values() if m.get("subclass_hook")
+                                            for a in m.get("api", [])))
 
 
 def load_targets(rules_dir: Path | None = None) -> dict[str, dict]:

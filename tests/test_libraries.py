@@ -209,3 +209,24 @@ def test_bidirectional_mask_stub_makes_the_ops_of_transformers_own_code(tmp_path
     assert [o[0] for o in stub if o[2] == "eager"] == ["all", "is_nonzero"]
     assert stub_figures == read_figures, (stub_figures, read_figures)
     assert any(o[0] == "expand" and o[2] == "compiled" for o in stub)
+
+
+@pytest.mark.parametrize("qual", ["sub_config_default", "sub_config_from_dict"])
+def test_sub_configs_from_transformers_own_files(tmp_path: Path, qual: str) -> None:
+    """The fixture's composite configs read from transformers' own configuration_utils.py (the tree holds
+    transformers): its PreTrainedConfig.__init_subclass__ runs for each config class (`subclass_hook`),
+    so its __post_init__ builds the sub-config; the figures are the CPU oracle's (recorded with
+    transformers 5.25.0 installed), as the catalogue's reading gives them (tests/test_observed.py)."""
+    import json
+
+    from test_verify_real_models import TRANSFORMERS, _install
+
+    site = _install(TRANSFORMERS)
+    (tmp_path / "transformers").symlink_to(site / "transformers")
+    probe = tmp_path / "probe.py"
+    probe.write_text(FIXTURE.read_text().replace("from transformers import PreTrainedConfig",
+                                                 "from transformers.configuration_utils import PreTrainedConfig"))
+    observed = json.loads((REPO / "fixtures" / "observed" / "cpu-transformers-5.25.0.json").read_text())
+    measured = observed["functions"][f"fixtures/libraries/transformers_lib.py::{qual}"]["eager"]
+    fn = analyze_file(probe, Settings(target="cpu"), only=qual).functions[0]
+    assert (fn.eager.kernels, fn.eager.bytes) == (measured["kernels"], measured["bytes"])

@@ -151,6 +151,7 @@ class Shared:
         self.summaries = Summaries()  # module calls recorded once, replayed for the same structure
         self.rerun_states: dict[Settings, tuple[ConstructMemo, Summaries]] = {}  # per settings (for_rerun)
         self.file_steps = FILE_STEPS  # statements left for the file's analyses
+        self.subclass_hooked: set[tuple] = set()  # classes whose base's __init_subclass__ ran (subclass_hook)
         self.realpaths: dict[str, str] = {}  # os.path.realpath of the paths met (ObjectModel.realpath)
         self.deadline = math.inf  # time.process_time() past which the file's analyses stop (_Late)
         self.pyproject: dict[str, dict[str, str]] | None = None  # the file's [tool.kpredict.*] entries
@@ -966,6 +967,8 @@ class Interpreter(ObjectModel):
                     self.run_function(setter[0], [v], {}, bound=obj, node=node, mod=setter[1])
                 else:
                     self.set_instance_attr(obj, target.attr, v)
+            elif isinstance(obj, ClassRef) and obj.mod != CATALOGUE:
+                self.shared.class_attrs[(obj.mod, obj.name, target.attr)] = v  # `cls.x = v`: its class attribute
         elif isinstance(target, ast.Subscript):
             obj = self.ev(target.value, frame)
             if isinstance(obj, TensorRef):
@@ -1691,6 +1694,8 @@ class Interpreter(ObjectModel):
             return self.super_attr(obj, attr, node)
         if isinstance(obj, FileMod):
             return self.filemod_attr(obj, attr)
+        if isinstance(obj, ClassRef) and attr == "__dict__":
+            return self.class_dict(obj)
         if isinstance(obj, ClassRef):
             return self.class_attr(obj, attr, node)
         if isinstance(obj, SymObj):

@@ -345,6 +345,8 @@ class ObjectModel:
 
     def class_level(self, c: ClassRef, attr: str) -> object:
         """A class-level assignment `attr = value` in the body of class `c` (evaluated once)."""
+        if self.table.subclass_hooks and (c.mod, c.name) not in self.shared.subclass_hooked:
+            self.subclass_hook(c)
         key = (c.mod, c.name, attr)
         if key in self.shared.class_attrs:
             return self.shared.class_attrs[key]
@@ -368,6 +370,41 @@ class ObjectModel:
                         self.recording = was
         self.shared.class_attrs[key] = value
         return value
+
+    def subclass_hook(self, c: ClassRef) -> None:
+        """Run, once per class of the tree, the `__init_subclass__` of a base that rules/libraries.toml
+        marks `subclass_hook` (transformers' PreTrainedConfig wraps each sub-config class of
+        `sub_configs_defaults` in a SubConfigSpec there, which its `__post_init__` reads): Python runs
+        it when the class statement runs. Other bases' hooks are not run (transformers' layers wrap
+        `forward` in theirs)."""
+        self.shared.subclass_hooked.add((c.mod, c.name))
+        for k in self.mro(c)[1:]:
+            if k.mod == CATALOGUE or f"{I.module_dotted(self.path_of(k.mod))}.{k.name}" not in self.table.subclass_hooks:
+                continue
+            if self.func_def(k.mod, f"{k.name}.__init_subclass__") is not None:
+                was = self.recording
+                self.recording = False
+                try:
+                    self.run_function(f"{k.name}.__init_subclass__", [], {}, bound=c, mod=k.mod)
+                finally:
+                    self.recording = was
+            return
+
+    def class_dict(self, c: ClassRef) -> Dict:
+        """`cls.__dict__`: what the class body itself binds (its assignments and its functions)."""
+        cdef = self.class_def(c)
+        out: dict[object, object] = {}
+        for stmt in cdef.body if cdef is not None else []:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[stmt.name] = FuncRef(f"{c.name}.{stmt.name}", mod=c.mod)
+            names = [t.id for t in stmt.targets if isinstance(t, ast.Name)] if isinstance(stmt, ast.Assign) else \
+                [stmt.target.id] if isinstance(stmt, ast.AnnAssign) and stmt.value is not None \
+                and isinstance(stmt.target, ast.Name) else []
+            for name in names:
+                v = self.class_level(c, name)
+                if v is not _MISSING:
+                    out[name] = v
+        return Dict(out)
 
     def class_attr(self, c: ClassRef, attr: str, node: ast.AST | None) -> object:
         for k in self.mro(c):
