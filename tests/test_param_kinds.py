@@ -51,6 +51,17 @@ class Plain(Net):
         return self.proj(self.wte(input_ids))
 
 
+class Embeddings(Net):
+    def forward(self, input_ids=None, inputs_embeds=None):
+        if input_ids is not None:
+            shape = input_ids.size()
+        else:
+            shape = inputs_embeds.size()[:-1]
+        if inputs_embeds is None:
+            inputs_embeds = self.wte(input_ids)
+        return self.proj(inputs_embeds) * shape[1]
+
+
 class Patches(nn.Module):
     def __init__(self):
         super().__init__()
@@ -141,3 +152,15 @@ def test_a_plain_tensor_annotation_takes_the_dtype_its_name_gives():
     # name or an index use makes an annotated Tensor int64 (FocalNet's pixel_values were taken for ids)
     img = analyze_source(SRC, "net.py", Settings(target="cpu"), only="Patches.forward").functions[0]
     assert "pixel_values: tensor of unknown shape, float32" in img.assumptions, img.assumptions
+
+
+def test_untyped_ids_defaulting_to_none_are_the_input():
+    """BERT-like embeddings' `forward(self, input_ids=None, inputs_embeds=None)`: with every input None
+    the body would call `.size()` on None (Python raises); the first optional parameter that its name
+    and use make token ids is the input, and the bytes get their formula in its dims."""
+    fn = analyze_source(SRC, "net.py", Settings(target="cpu"), only="Embeddings.forward").functions[0]
+    text = "\n".join(fn.assumptions)
+    assert "input_ids: int64 tensor of unknown shape (fed to self.wte, line 50; its default is None)" in text
+    assert "inputs_embeds" not in text.split("input_ids: int64")[0]
+    assert fn.eager.bytes is not None and "B*T" in str(fn.eager.bytes)
+

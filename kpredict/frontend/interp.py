@@ -759,11 +759,16 @@ class Interpreter(ObjectModel):
         v = self.ev(default, frame)
         if describe and not (isinstance(v, Py) and v.value is None):
             self.assume(f"{p.arg} = {node_text(default)} (its default)", force=True)
-        if (describe and isinstance(v, Py) and v.value is None and self.tensor_annotation(p)
+        untyped_ids = (p.annotation is None and fdef is not None and (use := P.use_kind(fdef, p.arg)) is not None
+                       and use.what == "tensor")
+        if (describe and isinstance(v, Py) and v.value is None and (self.tensor_annotation(p) or untyped_ids)
                 and frame.qualname.endswith(".forward") and not self.tensor_given(frame)):
             # forward(self, input_ids=None, ...): the first optional tensor is the input, of the
-            # dtype its annotation names (Optional[torch.LongTensor]: int64; kpredict.frontend.params)
-            kind = P.annotated_tensor(p, fdef)
+            # dtype its annotation names (Optional[torch.LongTensor]: int64; kpredict.frontend.params),
+            # or with no annotation the one its name or use makes an index (BERT-like embeddings'
+            # `input_ids=None` fed to the word embedding: with every input None, the body calls
+            # `.size()` on None and Python would raise)
+            kind = P.annotated_tensor(p, fdef) if not untyped_ids else use
             dtype = kind.dtype if kind is not None else "float32"
             self.assume(f"{p.arg}: tensor of unknown shape, float32 (its default is None)" if dtype == "float32"
                         else f"{p.arg}: {dtype} tensor of unknown shape ({P.dtype_source(p, kind)}; "
