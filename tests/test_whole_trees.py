@@ -180,6 +180,19 @@ def test_a_spent_time_budget_cuts_the_file_short_and_says_so():
     assert all(f.lower_bound for f in report.functions if f.qualname != "<module>")
 
 
+def test_check_says_when_the_time_budget_cut_a_file_short(tmp_path):
+    """`check` on a file its time budget cut short: a clean result there may miss findings, so one
+    warning line on stderr names the file and how many functions were not analyzed in full."""
+    heavy = "".join(f"def f{i}(x):\n" + "    x = x + 1\n" * 3000 + "    return x\n\n\n" for i in range(6))
+    (tmp_path / "m.py").write_text("import torch\n\n\n" + heavy, encoding="utf-8")
+    res = subprocess.run([sys.executable, "-m", "kpredict", "check", "--no-cache", "--isolated", "--time-budget",
+                          "0.2", str(tmp_path / "m.py")], capture_output=True, text=True)
+    warning = [ln for ln in res.stderr.splitlines() if ln.startswith("kpredict: warning:")]
+    assert res.returncode == 0 and len(warning) == 1, res.stderr
+    assert "m.py: this file's time budget of 0.2 s (CPU) was spent;" in warning[0]
+    assert "not analyzed in full" in warning[0] and "--time-budget SECONDS" in warning[0]
+
+
 def test_rows_of_a_long_tensor_are_not_made_one_by_one():
     """A loop (or a zip) over the rows of a tensor longer than max_unroll counts the first max_unroll
     rows as a lower bound, as a long range does; its rows were made one by one before (transformers'

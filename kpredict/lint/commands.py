@@ -364,10 +364,27 @@ def _rewrites(files: list[FileResult], unsafe: bool) -> Iterator[tuple[FileResul
         yield f, fix
 
 
+def _cut_by_time(assumption: str) -> bool:
+    """Whether an assumption says the time budget stopped the function's analysis (not only its
+    byte formulas: frontend/entry.py's wording)."""
+    return "time budget of" in assumption and (assumption.startswith("not analyzed: ")
+                                                or "figures cover the function's first part" in assumption)
+
+
 def _report_errors(files: list[FileResult]) -> None:
+    """Each file that failed; and each one its time budget cut short, whose findings may then be
+    missing (a clean result is not clean there)."""
     for f in files:
         if f.error:
             click.echo(f"{f.path}: error: {f.error}", err=True)
+            continue
+        cut = [fn for fn in f.report.functions if any(_cut_by_time(a) for a in fn.assumptions)]
+        if cut:
+            why = next(a for a in cut[0].assumptions if _cut_by_time(a))
+            spent = why[why.index("this file's time budget"):].split(" is spent")[0]
+            click.echo(f"kpredict: warning: {f.path}: {spent} was spent; {len(cut)} function"
+                       f"{'' if len(cut) == 1 else 's'} not analyzed in full, whose findings may be missing "
+                       "(--time-budget SECONDS gives it more)", err=True)
 
 
 # ------------------------------------------------------------------------------------ rule, rules
