@@ -340,6 +340,17 @@ def walk_dir(root: Path, seen_dirs: set[str] | None = None, errors: list[Target]
     return sorted(files, key=lambda p: p.as_posix())
 
 
+def holds_python(folder: str) -> bool:
+    """Whether a `.py` file lies under `folder` outside the folders a walk never enters (SKIP_DIRS,
+    virtual environments), git-ignored or not: a folder whose every file git ignores is then said to be
+    so, not to hold no Python file."""
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not is_venv(Path(root) / d)]
+        if any(n.endswith(".py") for n in names):
+            return True
+    return False
+
+
 def discover(specs: Iterable[str], use_git: bool = True, empty: list[str] | None = None) -> list[Target]:
     """Expand command-line paths (`dir`, `file.py`, `file.py::Qual.name`) into targets, in order.
 

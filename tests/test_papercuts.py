@@ -136,6 +136,23 @@ def test_empty_folder_warns_and_exits_0(proj):
     assert (r.exit_code, r.stderr, r.stdout) == (0, "kpredict: warning: no Python files found under empty\n", "")
 
 
+def test_a_folder_whose_files_git_ignores_says_so(proj):
+    """A folder named on the command line whose .py files are all git-ignored (a pyenv's standard library
+    inside its git checkout) is not said to hold no Python file: the warning says git ignores them."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], check=True)
+    (proj / ".gitignore").write_text("lib/\n")
+    (proj / "lib").mkdir()
+    (proj / "lib" / "m.py").write_text(CHAIN)
+    r = cli("check", "--isolated", "-j", "1", "--output-format", "concise", "lib")
+    assert r.exit_code == 0
+    assert r.stderr.startswith("kpredict: warning: no Python files found under lib that git does not ignore "
+                               "(its .py files are all in .gitignore")
+    r = cli("check", "--isolated", "-j", "1", "--output-format", "concise", "lib/m.py")  # named: analyzed
+    assert r.exit_code == 1 and "KP101" in r.stdout
+
+
 def test_empty_folder_next_to_files_warns_and_the_files_go_on(proj):
     r = cli("check", "--isolated", "-j", "1", "--output-format", "concise", "empty", "ok.py")
     assert r.exit_code == 1

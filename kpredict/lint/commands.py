@@ -91,7 +91,9 @@ def warn_no_files(empty: list[str], found_any: bool) -> None:
     """ruff's warning when a folder holds no Python file (the exit status is not changed by it):
     one line per such folder, or one for all the paths when every file found was excluded."""
     for d in empty:
-        click.echo(f"kpredict: warning: no Python files found under {d}", err=True)
+        ignored = " that git does not ignore (its .py files are all in .gitignore, which kpredict follows " \
+            "as ruff does; name a file to analyze it anyway)" if walk.holds_python(d) else ""
+        click.echo(f"kpredict: warning: no Python files found under {d}{ignored}", err=True)
     if not empty and not found_any:
         click.echo("kpredict: warning: no Python files found under the given paths", err=True)
 
