@@ -27,7 +27,7 @@ from kpredict.models.inductor import compiled_kernels
 from kpredict.opfacts import OpTable, default_table
 from kpredict.report import function_report
 from kpredict.settings import Settings
-from kpredict.symbolic import Rebuild, Run, symbolic_report
+from kpredict.symbolic import Rebuild, Run, symbolic_report, unsized_transfer
 
 
 class Check(Protocol):
@@ -127,6 +127,9 @@ def analyze_source(
             report.assumptions = list(report.assumptions) + [
                 f"{', '.join(counts)} = {HEAD_COUNT}: a count of heads nobody gave, fixed for the byte formula "
                 f"(it divides the widths); give it with --dim {next(iter(counts))}=N"]
+        if (report.eager.bytes is None or report.compiled.bytes is None) and not _bytes_said(report.assumptions) \
+                and (why := unsized_transfer(fg)):
+            report.assumptions = list(report.assumptions) + [f"bytes unknown: {why}"]  # never a silent '?'
         report.kernel_lists = None
         functions.append(report)
     if only is not None and not functions:
@@ -135,6 +138,15 @@ def analyze_source(
     if lint is not None:
         report.findings = list(lint(module, functions, settings, table, path))
     return report
+
+
+# what already says why a function's bytes are unknown (api, symbolic.py, an input of no shape)
+_BYTES_SAID = ("bytes not worked out", "bytes are not a sum", "kernel counts depend on", "time budget",
+               "tensor of unknown shape", "bytes unknown")
+
+
+def _bytes_said(assumptions: list[str]) -> bool:
+    return any(k in a for a in assumptions for k in _BYTES_SAID)
 
 
 def read_source(path: str | Path) -> bytes | FileReport:

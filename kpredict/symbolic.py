@@ -455,18 +455,19 @@ def _renamed(settings: Settings, same: list[tuple[str, str]]) -> tuple[Settings,
 
 
 def unsized_transfer(graph: FunctionGraph) -> str:
-    """The first op of a run with its inputs sized that still moves a tensor of unknown shape (what
-    keeps its bytes unknown at any size: a weight built from a config value nobody knows), or ""."""
+    """The first op of a graph that moves a tensor of unknown shape or dtype (what keeps its bytes unknown:
+    with its inputs sized, a weight built from a config value nobody knows), or ""."""
     for op in graph.ops:
         if op.category == "view":
             continue
         for vid in (*op.inputs, *op.outputs):
             v = graph.values.get(vid)
-            if v is not None and (v.meta.shape is None or None in v.meta.shape):
+            if v is not None and (v.meta.shape is None or None in v.meta.shape or v.meta.dtype is None):
                 role = "reads" if vid in op.inputs else "writes"
                 what = "a parameter" if v.name == "param" else f"input {v.name}" if v.is_input and v.name \
                     else "a tensor"
-                return f"line {op.span.line}: {op.name} {role} {what} of unknown shape"
+                unknown = "shape" if v.meta.shape is None or None in v.meta.shape else "dtype"
+                return f"line {op.span.line}: {op.name} {role} {what} of unknown {unknown}"
     return ""
 
 

@@ -78,6 +78,7 @@ REASONS = (
     ("are not a sum of products", "bytes are not a polynomial in the assumed sizes"),
     ("kernel counts depend on", "kernel counts change with the sizes"),
     ("time budget", "the file's time budget is spent"),
+    ("bytes unknown: ", "a tensor's shape or dtype is not known, no size named to fit"),
     ("shape (", "an input has assumed dims; no formula for another reason"),
     ("tensor of unknown shape", "an input has no shape and no assumed layout"),
 )
