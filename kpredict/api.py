@@ -109,15 +109,16 @@ def analyze_source(
         again = replace(settings, shapes=tuple((n, g.dims, g.why) for n, g in guessed.items()),
                         dims=settings.dims + tuple(counts.items()))
         rerun_with_counts = False
-        wanted = bool(fg.loop_symbols or fg.shape_symbols or guessed) and bool(fg.ops) and not fg.cut_short
-        if wanted and time.process_time() > shared.deadline:  # the reruns would stop at once
+        rerunnable = bool(fg.ops) and not fg.cut_short
+        if rerunnable and (fg.loop_symbols or fg.shape_symbols or guessed) and time.process_time() > shared.deadline:
+            # the reruns would stop at once
             report.assumptions = list(report.assumptions) + [
                 f"figures not worked out as formulas in the sizes: {late(settings)}"]
-        elif (fg.loop_symbols or fg.shape_symbols) and fg.ops and not fg.cut_short:
+        elif rerunnable and (fg.loop_symbols or fg.shape_symbols):
             report = symbolic_report(fg, report, again, rerun(module, table, fg.qualname, predict, shared,
                                                                       examples, inits, first=settings))
             rerun_with_counts = True
-        elif guessed and fg.ops and not fg.cut_short:
+        elif rerunnable and guessed:
             # every assumed dim given (--dim B=8 --dim T=1024): one more analysis with the inputs so shaped
             run = rerun(module, table, fg.qualname, predict, shared, examples, inits, first=settings)(
                 again, costs=True)

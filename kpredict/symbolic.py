@@ -173,7 +173,7 @@ def _symbolic_report(fg: FunctionGraph, report: FunctionReport, settings: Settin
                 f"{said}: the size {'it meets' if len(sizes) == 1 else 'each meets'} in the code (a weight's width, "
                 "a broadcast), found by a run with the sizes unknown"]
             return out
-        return shape_report(report, settings, rebuild, syms, dims, first.report, unsized_transfer(first.graph))
+        return shape_report(report, settings, rebuild, syms, dims, first.report, first.graph)
     if not syms:
         return report
 
@@ -472,11 +472,11 @@ def unsized_transfer(graph: FunctionGraph) -> str:
 
 
 def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, loops: list[str],
-                 dims: list[str], base: FunctionReport, unsized: str = "") -> FunctionReport:
+                 dims: list[str], base: FunctionReport, base_graph: FunctionGraph | None = None) -> FunctionReport:
     """Figures for a function whose inputs have named dims (and maybe loop counts): counts as
     a + b*n in the loop counts, bytes as a polynomial in the dims and loop counts (module docstring).
-    `base`: the run at the first markers with loop counts 1 (_met_sizes' run); `unsized`: what in it
-    moves a tensor of unknown shape (unsized_transfer), said where that leaves the bytes unknown."""
+    `base`: the run at the first markers with loop counts 1 (_met_sizes' run), `base_graph` its graph
+    (what in it moves a tensor of unknown shape is said where that leaves the bytes unknown)."""
     primes_a = dict(zip(dims, _PRIMES_A))
     primes_b = dict(zip(dims, _PRIMES_B))
     marks_a = {d: _MULT * p for d, p in primes_a.items()}
@@ -491,7 +491,8 @@ def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, l
     ones = {s: 1 for s in loops}
     if byte_poly(base, "eager", primes_a) is None and byte_poly(base, "compiled", primes_a) is None:
         if not loops:  # no byte formula to check and no count to fit: the first analysis stands
-            if unsized:  # never a silent '?': what keeps the bytes unknown with every input sized
+            if base_graph is not None and (unsized := unsized_transfer(base_graph)):
+                # never a silent '?': what keeps the bytes unknown with every input sized
                 report.assumptions = list(report.assumptions) + [
                     f"bytes not worked out with the inputs sized: {unsized}"]
             return report

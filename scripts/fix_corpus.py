@@ -42,8 +42,8 @@ def mirror(src: Path, dest: Path, copies: set[str]) -> None:
 
 def check(files: list[str], cwd: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kpredict", "check", "--isolated", "--no-cache", "--time-budget", "0",
-                           "--select",
-                           ",".join(FIXING), "-j", "2", *extra, *files], cwd=cwd, capture_output=True, text=True)
+                           "--select", ",".join(FIXING), "-j", "2", *extra, *files],
+                          cwd=cwd, capture_output=True, text=True)
 
 
 def main() -> int:

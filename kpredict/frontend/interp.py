@@ -1199,12 +1199,13 @@ class Interpreter(ObjectModel):
                 return [self.unary_view(it, "select", None) for _ in range(shape[0])]
         return None
 
-    def long_rows(self, it: object) -> int | None:
-        """The number of rows of a tensor that iterate() does not list, being longer than a loop counts."""
+    def first_rows(self, it: object) -> tuple[int, list[object]] | None:
+        """For a tensor that iterate() does not list, having more rows than a loop counts: its number
+        of rows and its first max_unroll rows (what a loop over it counts, as a lower bound)."""
         if isinstance(it, TensorRef):
             shape = self.meta(it).shape
             if shape and shape[0] is not None and shape[0] > self.settings.max_unroll:
-                return shape[0]
+                return shape[0], [self.unary_view(it, "select", None) for _ in range(self.settings.max_unroll)]
         return None
 
     def frozen_loop(self, node: ast.AST, it: object, items: list[object] | None, what: str, line: int) -> bool:
@@ -1229,9 +1230,9 @@ class Interpreter(ObjectModel):
             it = self.ev(s.iter, frame)
             items = self.iterate(it, s.iter)
             once = items is None
-            rows = self.long_rows(it) if items is None else None
-            if rows is not None:  # the rows of a tensor longer than a loop counts
-                items = [self.unary_view(it, "select", None) for _ in range(self.settings.max_unroll)]
+            first = self.first_rows(it) if items is None else None
+            if first is not None:  # the rows of a tensor longer than a loop counts
+                rows, items = first
                 once = False
                 self.assume(f"line {s.lineno}: loop of {rows} iterations; counted for the first "
                             f"{self.settings.max_unroll}")
@@ -2176,9 +2177,9 @@ class Interpreter(ObjectModel):
         if name in ("enumerate", "zip", "reversed", "list", "tuple", "sorted"):
             seqs = [self.iterate(a, node) for a in args]
             for i, a in enumerate(args):
-                rows = self.long_rows(a) if seqs[i] is None else None
-                if rows is not None:  # what a loop over it counts, said as a lower bound
-                    seqs[i] = [self.unary_view(a, "select", None) for _ in range(self.settings.max_unroll)]
+                first = self.first_rows(a) if seqs[i] is None else None
+                if first is not None:  # what a loop over it counts, said as a lower bound
+                    rows, seqs[i] = first
                     self.unknown(node, f"{name}() over {rows} rows of a tensor counted for the first "
                                        f"{self.settings.max_unroll}")
             if any(s is None for s in seqs) or (not seqs and name in ("enumerate", "reversed")):
