@@ -84,6 +84,8 @@ class Value:
     # its last dim is not the one adjacent in memory (a transposed view, a result laid out like one):
     # a reduction over that dim loads across rows, which Inductor's reduction hint calls outer
     strided_rows: bool = False
+    # autograd records what is done with it (nn.Parameter, requires_grad=True): a leaf of the backward
+    requires_grad: bool = False
 
 
 # Op.region of an op that torch.compile runs outside any graph: Dynamo skips the frame it is in (a
@@ -121,6 +123,7 @@ class Op:
     via: tuple[str, ...] = ()  # inlined call chain: qualnames of the helpers it came through
     region: int | None = None  # set when the op runs inside a call through a torch.compile'd function
     only: str | None = None  # "eager" | "compiled": the op exists in that mode only (torch.nn catalogue)
+    phase: str = "forward"  # forward | backward | optimizer: the part of a training step it belongs to
 
     def moved(self, oid: int, inputs: tuple[int, ...], outputs: tuple[int, ...], mutates: tuple[int, ...],
               graph: int, via: tuple[str, ...], span: Span) -> Op:
@@ -128,7 +131,7 @@ class Op:
         these, and one positional call costs a fifth of dataclasses.replace."""
         return Op(oid, self.name, self.category, span, inputs, outputs, mutates, self.aten, self.eager_kernels,
                   self.eager_reads, self.eager_writes, self.syncs, graph, self.compiled, self.reduce_numel,
-                  self.reduce_len, self.reduce_axis, self.free_reason, via, self.region, self.only)
+                  self.reduce_len, self.reduce_axis, self.free_reason, via, self.region, self.only, self.phase)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +172,8 @@ class FunctionGraph:
     # named ints looked up (a constructor's `hidden_size`): those not given are sizes for the byte-formula reruns
     size_symbols: list[str] = field(default_factory=list)
     cut_short: bool = False  # analysis stopped early (op or step budget, idle): figures cover a first part
+    # what the compiled figures alone leave out (a training step's backward): they are lower bounds
+    compiled_unknowns: list[Unknown] = field(default_factory=list)
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""
@@ -290,6 +295,10 @@ class FunctionReport:
     # analysis was cut short. The causes are (line, what) pairs, the cut_short one at the def line.
     lower_bound: bool = False
     lower_bound_causes: list[Unknown] = field(default_factory=list)
+    # what the compiled figures alone leave out (a training step's backward): they are lower bounds too
+    compiled_causes: list[Unknown] = field(default_factory=list)
+    # a training step's eager figures per phase (forward, backward), when it runs a backward
+    phases: dict[str, Figures] = field(default_factory=dict)
     # the eager and compiled kernels the figures come from, for kpredict.symbolic's byte formulas;
     # never serialized, and dropped once the report is final
     kernel_lists: tuple[list[Kernel], list[Kernel]] | None = None

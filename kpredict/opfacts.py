@@ -79,6 +79,43 @@ class OpFact:
         return self.compiled.get(target, "generated")
 
 
+@dataclass(frozen=True, slots=True)
+class GradStep:
+    """One step of an op's backward (rules/autograd.toml): an aten op, or a view when `op` is "",
+    "view" or "expand"; `args` are names (grad, in0, out1, t2) or numbers, `outs` what it writes."""
+
+    op: str
+    args: tuple[str, ...]
+    outs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GradRule:
+    steps: tuple[GradStep, ...]
+    formula: str = ""
+
+
+def parse_step(text: str) -> GradStep:
+    """`"mm(grad, in1) -> g0"`, `"grad -> g1"`, `"native_layer_norm_backward(...) -> g0, g1, g2"`."""
+    lhs, arrow, rhs = text.partition("->")
+    outs = tuple(o.strip() for o in rhs.split(",") if o.strip())
+    lhs = lhs.strip()
+    if not arrow or not outs or not lhs:
+        raise ValueError(f"rules/autograd.toml: step {text!r} is not 'op(args) -> outs'")
+    if "(" not in lhs:
+        return GradStep("", (lhs,), outs)
+    op, _, rest = lhs.partition("(")
+    args = tuple(a.strip() for a in rest.rstrip(")").split(",") if a.strip())
+    return GradStep(op.strip(), args, outs)
+
+
+def _grad_rules(d: dict) -> tuple[dict[str, GradRule], dict[str, str]]:
+    rules = {name: GradRule(tuple(parse_step(s) for s in r["steps"]), r.get("formula", ""))
+             for name, r in d.get("backward", {}).items()}
+    views = {name: kind for kind, names in d.get("views", {}).items() if isinstance(names, list) for name in names}
+    return rules, views
+
+
 @dataclass(slots=True)
 class OpTable:
     ops: dict[str, OpFact]
@@ -97,6 +134,10 @@ class OpTable:
     init_decorators: dict[str, dict] = field(default_factory=dict)  # dotted decorator -> {attr}: config registrars
     # dotted classes whose own __init_subclass__ runs for their subclasses in the tree (`subclass_hook`)
     subclass_hooks: frozenset[str] = frozenset()
+    # eager autograd (rules/autograd.toml): op name (or "name/N" for N tensor inputs) -> its backward,
+    # and forward view names -> how their gradient goes back (permute, expand, split, partial, stop)
+    backward: dict[str, GradRule] = field(default_factory=dict)
+    grad_views: dict[str, str] = field(default_factory=dict)
 
     def library_name(self, dotted: str) -> bool:
         """Whether `dotted` is a name libraries.toml describes (or lies under a traceable module)."""
@@ -204,6 +245,8 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
     if libs:
         version += f"+lib{libs.get('meta', {}).get('version', '0')}"
     registries = libs.get("registry", {})
+    ag_path = d / "autograd.toml"
+    backward, grad_views = _grad_rules(tomllib.loads(ag_path.read_text()) if ag_path.is_file() else {})
     names = {*registries, *library_classes, *(a for f in libs.get("function", {}).values() for a in f.get("api", []))}
     # and the objects they are reached through: `from ...modeling_utils import ALL_ATTENTION_FUNCTIONS`
     names |= {n.rsplit(".", k)[0] for n in list(names) for k in range(1, n.count("."))}
@@ -215,7 +258,8 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
                               for a in f.get("api", [])},
                    init_decorators=libs.get("init_decorator", {}),
                    subclass_hooks=frozenset(a for m in libs.get("module", {}).values() if m.get("subclass_hook")
-                                            for a in m.get("api", [])))
+                                            for a in m.get("api", [])),
+                   backward=backward, grad_views=grad_views)
 
 
 def load_targets(rules_dir: Path | None = None) -> dict[str, dict]:

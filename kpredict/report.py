@@ -6,7 +6,7 @@ import re
 
 from kpredict.cost import kernel_costs, speedup, total
 from kpredict.devices import default_flop_kinds, device_for
-from kpredict.ir import EAGER_REGION, CompiledFigures, FunctionGraph, FunctionReport, Kernel, ModeCost, OpRow, Unknown
+from kpredict.ir import EAGER_REGION, CompiledFigures, Figures, FunctionGraph, FunctionReport, Kernel, ModeCost, OpRow, Unknown
 from kpredict.models.eager import eager_syncs
 from kpredict.settings import Settings
 from kpredict.traffic import figures
@@ -55,9 +55,23 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
     return FunctionReport(qualname=fg.qualname, line=fg.span.line, eager=e, compiled=cf, ops=rows,
                           unknown=list(fg.unknowns), assumptions=assumptions, graph=fg,
                           lower_bound=bool(causes), lower_bound_causes=causes,
+                          compiled_causes=list(fg.compiled_unknowns), phases=phase_figures(fg, eager, syncs),
                           kernel_lists=(eager, compiled) if fg.shape_symbols or settings.dims else None,
                           eager_cost=ec, compiled_cost=cc, speedup=speedup(ec.time_us, cc.time_us),
                           device=device.name)
+
+
+def phase_figures(fg: FunctionGraph, eager: list[Kernel], syncs: int) -> dict[str, Figures]:
+    """A training step's eager figures per phase (its ops' `phase`); none for a forward alone."""
+    phase = {op.oid: op.phase for op in fg.ops}
+    if all(p == "forward" for p in phase.values()):
+        return {}
+    out: dict[str, Figures] = {}
+    for name in ("forward", "backward", "optimizer"):
+        mine = [k for k in eager if k.ops and phase.get(k.ops[0]) == name]
+        if mine or name != "optimizer":
+            out[name] = figures(mine, fg, syncs if name == "forward" else 0)
+    return out
 
 
 def mode_cost(costs: list) -> ModeCost:

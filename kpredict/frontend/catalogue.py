@@ -49,7 +49,7 @@ def _param_lines(kind: str, table: dict) -> list[str]:
             spec = {"shape": spec}
         shape = spec.get("shape", "None")
         dtype = spec.get("dtype", "dtype")
-        expr = f"__kp_param__({shape}, {dtype})"
+        expr = f"__kp_param__({shape}, {dtype})" if kind == "param" else f"__kp_param__({shape}, {dtype}, False)"
         if "when" in spec:
             expr = f"({expr} if ({spec['when']}) else None)"
         out.append(f"        self.{name} = {expr}")

@@ -28,6 +28,7 @@ from kpredict.frontend.frame import (
 )
 from kpredict.frontend.frame import MISSING as _MISSING
 from kpredict.frontend.imports import module_dotted
+from kpredict.frontend import autograd as AG
 from kpredict.frontend.opsem import apply_op
 from kpredict.frontend.summaries import Summaries
 from kpredict.frontend.dimnames import DimNames, dim_names, rank_hint
@@ -533,6 +534,7 @@ class Interpreter(ObjectModel):
         self.concrete: dict[int, C.Concrete] = {}  # vid -> elements of a small tensor computed while building
         self.concrete_busy = False  # inside the op whose result's elements concrete_op computed
         self.builds = 0  # objects constructed so far (ObjectModel.construct)
+        self.grads: dict[int, int] = {}  # leaf -> its `.grad` after a backward (autograd.py); None on entry
 
     # ------------------------------------------------------------------ graph construction
     def new_tensor(self, meta: TensorMeta, *, producer: int | None = None, storage: int | None = None,
@@ -552,7 +554,7 @@ class Interpreter(ObjectModel):
         v = self.fg.values.get(vid)
         if v is None:
             src = self.shared.values[vid]
-            v = Value(vid, src.meta, src.storage, src.contiguous, None, True, src.name)
+            v = Value(vid, src.meta, src.storage, src.contiguous, None, True, src.name, requires_grad=src.requires_grad)
             self.fg.values[vid] = v
             self.fg.inputs.append(vid)
         return v
@@ -617,6 +619,14 @@ class Interpreter(ObjectModel):
         if fact.graph_break and cat == "sync":
             self.graph_break(node, fact.graph_break)
         return op
+
+    def backward(self, t: TensorRef, given: object, node: ast.AST) -> None:
+        """`t.backward(gradient)`: eager autograd's ops (autograd.py); the compiled figures leave them out."""
+        if not self.recording:
+            return
+        AG.Backward(self, node).run(t, given if isinstance(given, TensorRef) else None)
+        if not any(u.name == AG.COMPILED_NOT_MODELLED for u in self.fg.compiled_unknowns):
+            self.fg.compiled_unknowns.append(UnknownOp(getattr(self.anchor or node, "lineno", 0), AG.COMPILED_NOT_MODELLED))
 
     def graph_break(self, node: ast.AST, reason: str) -> None:
         if not self.recording or self.only == "eager":  # what eager alone runs breaks no compiled graph
@@ -1751,7 +1761,7 @@ class Interpreter(ObjectModel):
         if attr in ("requires_grad", "grad_fn", "layout", "is_leaf", "itemsize", "nbytes"):
             return Opaque(attr)
         if attr == "grad":
-            return Unknown("grad")
+            return AG.grad_of(self, t)
         return MethodRef(t.vid, attr)
 
     # ------------------------------------------------------------------ calls
@@ -2003,6 +2013,21 @@ class Interpreter(ObjectModel):
         if dotted == "functools.partial" and args:
             return Partial(args[0], tuple(args[1:]), dict(kwargs))
         args, kwargs = _as_tensors(args, kwargs)
+        if dotted.startswith("torch.") and py(kwargs.get("requires_grad"), False) is True:
+            made = self.dotted_call(dotted, args, {k: v for k, v in kwargs.items() if k != "requires_grad"}, node, frame)
+            if isinstance(made, TensorRef):  # a leaf of autograd (autograd.py)
+                self.local(made.vid).requires_grad = self.shared.values[made.vid].requires_grad = True
+            return made
+        if dotted == "torch.autograd.backward" and args:
+            roots, given = args[0], args[1] if len(args) > 1 else kwargs.get("grad_tensors")
+            if isinstance(roots, Seq) and len(roots.items) == 1:
+                roots = roots.items[0]
+            if isinstance(given, Seq) and len(given.items) == 1:
+                given = given.items[0]
+            if isinstance(roots, TensorRef):
+                self.graph_break(node, "torch.autograd.backward() inside a compiled function")
+                self.backward(roots, given, node)
+                return Py(None)
         if dotted.startswith("torch.") and not self.concrete_busy \
                 and (known := self.concrete_op(dotted[6:], None, args, kwargs)) is not None:
             if not isinstance(known, C.Concrete):
@@ -2027,6 +2052,9 @@ class Interpreter(ObjectModel):
             return self.construct(ClassRef(cat_cls, CATALOGUE), args, kwargs, node)
         if dotted in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
                       "torch.nn.parameter.Buffer"):
+            flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", Py(True))
+            if args and isinstance(args[0], TensorRef) and "Parameter" in dotted and py(flag, True) is not False:
+                self.local(args[0].vid).requires_grad = self.shared.values[args[0].vid].requires_grad = True
             return args[0] if args else Unknown(dotted)
         if dotted.startswith("torch.nn.init."):
             return args[0] if args else Py(None)  # in-place initialization: not part of a forward
@@ -2909,10 +2937,14 @@ class Interpreter(ObjectModel):
             return self.to_call(t, name, args, kwargs, node)
         if name in ("max", "min") and args and isinstance(args[0], TensorRef):
             return self.apply("maximum" if name == "max" else "minimum", t, args, kwargs, node)
-        if name in ("backward",):
+        if name == "backward":
             self.graph_break(node, "Tensor.backward() inside a compiled function")
-            self.unknown(node, "backward")
+            self.backward(t, args[0] if args else kwargs.get("gradient"), node)
             return Py(None)
+        if name == "requires_grad_":
+            flag = py(args[0] if args else kwargs.get("requires_grad", Py(True)), True)
+            self.local(t.vid).requires_grad = self.shared.values[t.vid].requires_grad = bool(flag)
+            return t
         fact = self.table.for_method(name)
         if fact is None:
             self.unknown(node, f"Tensor.{name}")

@@ -642,7 +642,7 @@ class ObjectModel:
         for old, new in vmap.items():
             src = sh.values[old]
             val = Value(new, src.meta, vmap.get(src.storage, src.storage), src.contiguous, src.producer,
-                        src.is_input, src.name)
+                        src.is_input, src.name, requires_grad=src.requires_grad)
             fg.values[new] = val
             sh.values[new] = val
             if val.is_input:
@@ -1227,7 +1227,10 @@ class ObjectModel:
                 if isinstance(a, ModRef) and S.dtype_from_dotted(a.dotted):
                     self.cast_module(inst, S.dtype_from_dotted(a.dotted))  # type: ignore[arg-type]
             return inst
-        if name in ("cuda", "cpu", "requires_grad_", "share_memory", "apply", "zero_grad"):
+        if name == "zero_grad":
+            self.zero_grads([t for _n, t in self.tensors_of(inst)], args, kwargs, node)
+            return Py(None)
+        if name in ("cuda", "cpu", "requires_grad_", "share_memory", "apply"):
             return inst
         if name in ("parameters", "buffers"):
             return Seq([t for _n, t in self.tensors_of(inst)], "list")
@@ -1283,9 +1286,24 @@ class ObjectModel:
         return Opaque(name)
 
     # ------------------------------------------------------------------ hooks of the catalogue stubs
+    def zero_grads(self, tensors: list[object], args: list[object], kwargs: dict[str, object], node: ast.AST) -> None:
+        """`zero_grad()` of a module or optimizer: their `.grad`s become None (set_to_none=True, torch's
+        default since 2.0), or are zeroed in place, one fill each (set_to_none=False)."""
+        to_none = py(args[0] if args else kwargs.get("set_to_none", Py(True)), True)
+        for t in tensors:
+            if not isinstance(t, TensorRef) or t.vid not in self.grads:  # type: ignore[attr-defined]
+                continue
+            if to_none is False:
+                self.apply("zero_", TensorRef(self.grads[t.vid]), [], {}, node)  # type: ignore[attr-defined]
+            else:
+                del self.grads[t.vid]  # type: ignore[attr-defined]
+
     def hook_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         if name == "param":
-            return self.make_param(args[0] if args else Py(None), args[1] if len(args) > 1 else Py(None))
+            made = self.make_param(args[0] if args else Py(None), args[1] if len(args) > 1 else Py(None))
+            if isinstance(made, TensorRef) and not (len(args) > 2 and py(args[2], True) is False):
+                self.shared.values[made.vid].requires_grad = True  # a parameter; a buffer says False
+            return made
         if name == "container" and len(args) >= 3:
             self.init_container(args[0], args[1], str(args[2].value) if isinstance(args[2], Py) else "")
             return Py(None)

@@ -50,13 +50,17 @@ def function_dict(fn: FunctionReport, ops: bool = True) -> dict:
             "kernels": c.kernels, "reads": c.reads, "writes": c.writes, "bytes": c.bytes,
             "graphs": c.graphs,
             "graph_breaks": [{"line": b.line, "reason": b.reason} for b in c.graph_breaks],
-            "lower_bound": fn.lower_bound,
+            "lower_bound": fn.lower_bound or bool(fn.compiled_causes),
             **_cost(fn.compiled_cost),
         },
         "speedup": None if fn.speedup is None else round(fn.speedup, 3),
         "device": fn.device,
         "lower_bound_causes": [{"line": u.line, "what": u.name} for u in fn.lower_bound_causes],
     }
+    if fn.compiled_causes:
+        d["compiled"]["lower_bound_causes"] = [{"line": u.line, "what": u.name} for u in fn.compiled_causes]
+    if fn.phases:  # a training step: eager figures per phase (compiled: not split yet)
+        d["phases"] = {name: {"eager": _figures(f, fn.lower_bound)} for name, f in fn.phases.items()}
     if ops:
         d["compiled"]["kernel_names"] = list(c.kernel_names)
         d["eager"]["kernel_costs"] = kernel_costs(fn.eager_cost)

@@ -88,14 +88,20 @@ def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
                  f"{at_least(human_bytes(e.bytes), lb):>10}  {at_least(e.syncs, lb):>5} "
                  f"{at_least(human_flops(fn.eager_cost.flops), lb):>9} {at_least(human_time(fn.eager_cost.time_us), lb):>10}")
     graphs = f"  graphs: {c.graphs}" if c.graphs != 1 else ""
-    lines.append(f"    {'compiled':10} {at_least(c.kernels, lb):>8} {at_least(ct, lb):>10} "
-                 f"{at_least(human_bytes(c.bytes), lb):>10}  {at_least(c.syncs, lb):>5} "
-                 f"{at_least(human_flops(fn.compiled_cost.flops), lb):>9} {at_least(human_time(fn.compiled_cost.time_us), lb):>10}{graphs}")
+    clb = lb or bool(fn.compiled_causes)
+    lines.append(f"    {'compiled':10} {at_least(c.kernels, clb):>8} {at_least(ct, clb):>10} "
+                 f"{at_least(human_bytes(c.bytes), clb):>10}  {at_least(c.syncs, clb):>5} "
+                 f"{at_least(human_flops(fn.compiled_cost.flops), clb):>9} {at_least(human_time(fn.compiled_cost.time_us), clb):>10}{graphs}")
+    for name, f in fn.phases.items():
+        lines.append(f"    {'  ' + name:10} {at_least(f.kernels, lb):>8} {at_least(add_counts(f.reads, f.writes), lb):>10} "
+                     f"{at_least(human_bytes(f.bytes), lb):>10}  (eager)")
     sp = speedup_line(fn)
     if sp:
         lines.append("    " + sp)
     if lb:
         lines.append("    " + causes_line(fn))
+    for u in fn.compiled_causes:
+        lines.append(f"    compiled figures are lower bounds (>=): line {u.line}: {u.name}")
     if c.kernel_names:
         lines.append("    kernels: " + _kernel_names(list(c.kernel_names), verbose))
     if verbose:

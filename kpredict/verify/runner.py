@@ -11,6 +11,8 @@ kernel names are shown with a mark too, but do not decide the match.
 
 from __future__ import annotations
 
+import ast
+
 import json
 import os
 import signal
@@ -258,6 +260,10 @@ def compare(pred: FunctionReport | None, measured: dict[str, Any]) -> tuple[list
                         _eq(p_names, m_names), False))
     if pred is None:
         return rows, False
+    if pred.compiled_causes:  # not modelled (a training step's compiled backward): shown, not compared
+        for r in rows:
+            if r.label.startswith("compiled") or r.label == "kernel names":
+                r.decides = False
     if pred.lower_bound:
         for r in rows:
             r.lower_bound = r.ok is False and _below(r.predicted, r.measured)
@@ -295,6 +301,7 @@ def run_verify(path: str, qualname: str | None = None, device: str = "auto", exa
     (`qualname == "*"`, one child process for the whole file), or the whole script (`qualname` None).
     `child` stands in for `run_child` (the tests pass `recorded.child()`, which reads stored answers)."""
     apath = os.path.abspath(path)
+    grad = grad or runs_backward(apath)
     request = child_request(apath, qualname, device, examples, init, compiled, mode, grad)
     if not os.path.isfile(apath):
         return VerifyResult(path, qualname, None, None, None, mode=mode,
@@ -349,6 +356,18 @@ def run_verify(path: str, qualname: str | None = None, device: str = "auto", exa
     return res
 
 
+def runs_backward(path: str) -> bool:
+    """Whether the file calls `.backward(...)` or `torch.autograd.backward`/`grad`: a training step, which
+    runs with autograd on (the oracle runs forwards under no_grad, as the predictions assume)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+               for n in ast.walk(tree))
+
+
 def _launches(measured: dict[str, Any]) -> bool:
     return any((measured.get(k) or {}).get("kernels") for k in ("eager", "compiled"))
 
@@ -367,4 +386,6 @@ def _add(res: VerifyResult, path: str, qualname: str, pred: FunctionReport | Non
                           calls=calls, error=error, example=example)
     if pred is None:
         check.notes.append("no prediction for this function")
+    else:
+        check.notes.extend(f"compiled not compared: line {u.line}: {u.name}" for u in pred.compiled_causes)
     res.functions.append(check)

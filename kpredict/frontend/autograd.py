@@ -1,0 +1,302 @@
+"""Eager autograd: the ops `loss.backward()` runs, built from the forward ops already recorded.
+
+Autograd walks the graph from the loss back to the tensors that require grad (parameters,
+`requires_grad=True`), running each op's derivative formula (rules/autograd.toml, quoting torch's
+derivatives.yaml). What it launches besides the formulas, as torch's engine does
+(torch/csrc/autograd/engine.cpp, input_buffer.cpp, functions/accumulate_grad.h):
+  - the root gradient: `ones_like(loss)` for a scalar loss;
+  - a value used by several ops gets one gradient per use, summed (one add per extra use);
+  - a gradient that reaches a broadcast input is summed to its shape;
+  - AccumulateGrad stores a leaf's gradient: it keeps the tensor it is given when nothing else holds
+    it and its layout is the parameter's, else a copy (clone); into an existing `.grad` it adds in place.
+    AccumulateGrad runs first of all ready nodes, so a gradient also handed to another op is copied.
+The ops are recorded into the same graph with `phase = "backward"`, for eager only: the compiled
+backward (AOTAutograd's joint graph and partition) is not modelled, which the figures say.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from kpredict.frontend.values import Py, TensorRef
+from kpredict.frontend.objects import FLOAT_DTYPES
+from kpredict.ir import Op, TensorMeta
+from kpredict.opfacts import GradStep, OpFact
+
+if TYPE_CHECKING:
+    from kpredict.frontend.interp import Interpreter
+
+COMPILED_NOT_MODELLED = "compiled backward: AOTAutograd's backward graph is not modelled yet (eager only)"
+# ops that launch nothing and carry no gradient, or whose outputs never need one
+_NO_GRAD = ("alloc", "sync")
+
+
+def needs_grad(it: Interpreter, ops: list[Op]) -> set[int]:
+    """The values of `ops` that autograd records a gradient path for: floating outputs of an op with
+    an input that requires grad or has such a path."""
+    shared = it.shared.values
+    needs = {vid for vid, v in shared.items() if v.requires_grad}
+    stop = it.table.grad_views
+    for op in ops:
+        if op.category in _NO_GRAD or stop.get(op.name) == "stop" or op.phase != "forward":
+            continue
+        if any(i in needs for i in op.inputs):
+            for o in op.outputs:
+                v = it.fg.values.get(o)
+                if v is not None and (v.meta.dtype is None or v.meta.dtype in FLOAT_DTYPES):
+                    needs.add(o)
+    return needs
+
+
+class Backward:
+    """One `backward()` call: the ops it records, in the engine's order (reverse of the forward)."""
+
+    def __init__(self, it: Interpreter, node: ast.AST) -> None:
+        self.it = it
+        self.node = node
+        self.contrib: dict[int, list[int]] = {}  # forward value -> gradients reaching it
+        self.contig: dict[int, bool] = {}  # gradient value -> laid out contiguously
+        self.handed: Counter[int] = Counter()  # gradient value -> uses (ops and leaves it is given to)
+        self.held: set[int] = set()  # gradients something outside autograd holds (a given gradient)
+
+    # ------------------------------------------------------------------ recording
+    def fact(self, name: str) -> OpFact:
+        return self.it.table.ops.get(name) or OpFact(name=name, category="extern")
+
+    def emit(self, name: str, reads: list[int], writes: list[int], mutates: tuple[int, ...] = ()) -> None:
+        it = self.it
+        op = it.emit(self.fact(name), self.node, [TensorRef(v) for v in reads], [TensorRef(v) for v in writes],
+                     mutates=mutates)
+        if op is not None:
+            op.phase = "backward"
+            op.only = "eager"
+
+    def new(self, like: int, shape: tuple | None = None, dtype: str | None = None) -> int:
+        m = self.it.fg.values[like].meta if like in self.it.fg.values else TensorMeta()
+        meta = TensorMeta(m.shape if shape is None else shape, dtype or m.dtype, m.device)
+        return self.it.new_tensor(meta, name="grad").vid
+
+    def view(self, grad: int, like: int, contig: bool) -> int:
+        """A view of `grad` with the shape of forward value `like`."""
+        it = self.it
+        m = it.fg.values[like].meta
+        g = it.fg.values[grad]
+        if g.meta.shape == m.shape:
+            return grad
+        out = it.new_tensor(TensorMeta(m.shape, g.meta.dtype, g.meta.device), storage=g.storage, contiguous=contig,
+                            name="grad")
+        self.emit("view", [grad], [out.vid])
+        self.contig[out.vid] = contig
+        return out.vid
+
+    def give(self, value: int, grad: int) -> None:
+        self.contrib.setdefault(value, []).append(grad)
+        self.handed[grad] += 1
+
+    def total(self, value: int) -> int:
+        """The gradient of `value`: its contributions summed, one add per extra one."""
+        gs = self.contrib.pop(value)
+        g = gs[0]
+        for other in gs[1:]:
+            out = self.new(g)
+            self.emit("add", [g, other], [out])
+            self.contig[out] = True
+            self.handed[out] = 1  # held by `value` alone
+            g = out
+        return g
+
+    def sum_to(self, grad: int, like: int) -> int:
+        """A gradient summed over the dims its input was broadcast over (at::sum_to)."""
+        vals = self.it.fg.values
+        gs, xs = vals[grad].meta.shape, vals[like].meta.shape
+        if gs == xs or gs is None or xs is None:
+            return grad
+        out = self.new(like)
+        self.emit("sum", [grad], [out])
+        self.contig[out] = True
+        return out
+
+    # ------------------------------------------------------------------ the pass
+    def run(self, root: TensorRef, given: TensorRef | None) -> None:
+        it = self.it
+        forward = [op for op in it.fg.ops if op.phase == "forward"]
+        needs = needs_grad(it, forward)
+        if root.vid not in needs:
+            it.unknown(self.node, "backward of a tensor that does not require grad")
+            return
+        if given is None:
+            shape = it.fg.values[root.vid].meta.shape
+            if shape is None or any(d != 1 for d in shape):
+                it.unknown(self.node, "backward() of a tensor that may not be a scalar")
+                return
+            g = self.new(root.vid)
+            self.emit("ones_like", [], [g])
+        else:
+            g = given.vid
+            self.held.add(g)
+        self.contig[g] = True
+        self.give(root.vid, g)
+        leaves = {vid for vid in needs if it.shared.values[vid].requires_grad}
+        for op in reversed(forward):
+            outs = [o for o in op.outputs if o in self.contrib]
+            if not outs:
+                continue
+            wanted = [i for i in op.inputs if i in needs]
+            if not wanted:
+                for o in outs:
+                    self.contrib.pop(o, None)
+                continue
+            if op.mutates:
+                it.unknown(self.node, f"backward through in-place {op.name}")
+                return
+            grads = {o: self.total(o) for o in outs}
+            if op.category == "view" or op.free_reason:
+                self.view_backward(op, grads, needs)
+            else:
+                self.rule_backward(op, grads, needs)
+        self.accumulate([v for v in self.contrib if v in leaves])
+
+    def view_backward(self, op: Op, grads: dict[int, int], needs: set[int]) -> None:
+        it = self.it
+        kind = it.table.grad_views.get(op.name, "reshape")
+        x = op.inputs[0]
+        if kind == "stop" or x not in needs:
+            return
+        xv = it.fg.values[x]
+        if kind == "split" or len(op.outputs) > 1:
+            parts = []
+            for o in op.outputs:
+                if o in grads:
+                    parts.append(grads[o])
+                else:  # torch materializes an undefined gradient as zeros
+                    z = self.new(o)
+                    self.emit("zeros", [], [z])
+                    parts.append(z)
+            out = self.new(x)
+            self.emit("cat", parts, [out])
+            self.contig[out] = True
+            self.give(x, out)
+            return
+        g = grads[op.outputs[0]]
+        if kind == "partial":
+            it.unknown(self.node, f"backward of {op.name} (a view of part of a tensor)")
+            return
+        if kind == "expand":
+            self.give(x, self.sum_to(g, x))
+            return
+        yv = it.fg.values[op.outputs[0]]
+        contig = self.contig.get(g, True)
+        if kind == "permute":
+            flips = xv.contiguous != yv.contiguous
+            self.give(x, self.view(g, x, contig != flips if flips else contig))
+            return
+        if not contig and xv.meta.shape != yv.meta.shape:  # grad.reshape(self.sizes()) of a strided gradient
+            out = self.new(x)
+            self.emit("clone", [g], [out])
+            self.contig[out] = True
+            self.give(x, out)
+            return
+        self.give(x, self.view(g, x, contig))
+
+    def rule_backward(self, op: Op, grads: dict[int, int], needs: set[int]) -> None:
+        it = self.it
+        rule = it.table.backward.get(f"{op.name}/{len(op.inputs)}") or it.table.backward.get(op.name)
+        if rule is None:
+            it.unknown(self.node, f"backward of {op.name}")
+            return
+        names: dict[str, int] = {f"in{k}": v for k, v in enumerate(op.inputs)}
+        names.update({f"out{k}": v for k, v in enumerate(op.outputs)})
+        first = op.outputs[0] if op.outputs else None
+        if first not in grads:
+            it.unknown(self.node, f"backward of {op.name} through an output other than its first")
+            return
+        names["grad"] = grads[first]
+        wanted = {f"g{k}" for k, v in enumerate(op.inputs) if v in needs}
+        # intermediates that a needed gradient's step reads, back to front
+        live = set(wanted)
+        for step in reversed(rule.steps):
+            if live & set(step.outs):
+                live |= {a for a in step.args if a.startswith("t")}
+        for step in rule.steps:
+            if not live & set(step.outs):
+                continue
+            self.step(op, step, names, wanted)
+
+    def step(self, op: Op, step: GradStep, names: dict[str, int], wanted: set[str]) -> None:
+        vals = self.it.fg.values
+        reads = [names[a] for a in step.args if a in names]
+        targets = [o for o in step.outs if not o.startswith("g") or (o in wanted and f"in{o[1:]}" in names)]
+        if not targets:
+            return
+        if step.op in ("", "view", "expand"):  # the gradient itself, or a view of it
+            g = reads[0]
+            for o in targets:
+                if o.startswith("t"):  # an intermediate view, shaped as the op's first input
+                    names[o] = self.view(g, names["in0"], step.op != "expand" and self.contig.get(g, True))
+                    continue
+                x = names[f"in{o[1:]}"]
+                if step.op == "expand":
+                    self.give(x, self.view(g, x, False))
+                elif step.op == "view":
+                    self.give(x, self.view(g, x, self.contig.get(g, True)))
+                else:
+                    self.give(x, self.sum_to(g, x))
+            return
+        outs = []
+        for o in targets:
+            if o.startswith("g"):
+                x = names[f"in{o[1:]}"]
+                v = self.new(x)
+                self.contig[v] = vals[x].contiguous
+            else:
+                shape = _broadcast([vals[r].meta.shape for r in reads])
+                v = self.new(reads[0], shape)
+                self.contig[v] = True
+            names[o] = v
+            outs.append(v)
+        self.emit(step.op, reads, outs)
+        for o, v in zip(targets, outs):
+            if o.startswith("g"):
+                self.give(names[f"in{o[1:]}"], v)
+
+    def accumulate(self, leaves: list[int]) -> None:
+        """AccumulateGrad for each leaf reached, as torch/csrc/autograd/functions/accumulate_grad.h."""
+        it = self.it
+        finals = {leaf: self.total(leaf) for leaf in leaves}
+        reaching: dict[int, list[int]] = {}
+        for leaf, g in finals.items():
+            reaching.setdefault(g, []).append(leaf)
+        for leaf, g in finals.items():
+            old = it.grads.get(leaf)
+            if old is not None:
+                self.emit("add_", [old, g], [old], mutates=(old,))
+                continue
+            shared = reaching[g]
+            others = self.handed[g] - len(shared)  # ops that hold it too: AccumulateGrad runs before them
+            if self.contig.get(g, True) and g not in self.held and others == 0 and leaf == shared[-1]:
+                it.grads[leaf] = g  # kept as it is: the last leaf it reaches holds it alone
+                continue
+            out = self.new(leaf)
+            self.emit("clone", [g], [out])
+            it.grads[leaf] = out
+
+
+def _broadcast(shapes: list[tuple | None]) -> tuple | None:
+    known = [s for s in shapes if s is not None]
+    if len(known) != len(shapes) or not known:
+        return None
+    n = max(len(s) for s in known)
+    out: list = []
+    for k in range(n):
+        dims = [s[len(s) - n + k] for s in known if len(s) - n + k >= 0]
+        big = [d for d in dims if d != 1]
+        out.append(big[0] if big else 1)
+    return tuple(out)
+
+
+def grad_of(it: Interpreter, t: TensorRef) -> object:
+    """`t.grad`: the gradient a backward stored for a leaf, else None."""
+    g = it.grads.get(t.vid)
+    return Py(None) if g is None else TensorRef(g)
