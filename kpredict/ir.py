@@ -174,6 +174,7 @@ class FunctionGraph:
     cut_short: bool = False  # analysis stopped early (op or step budget, idle): figures cover a first part
     # what the compiled figures alone leave out (a training step's backward): they are lower bounds
     compiled_unknowns: list[Unknown] = field(default_factory=list)
+    saved: list[list[int]] = field(default_factory=list)  # per backward: the forward values autograd saved for it
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""
@@ -299,6 +300,8 @@ class FunctionReport:
     compiled_causes: list[Unknown] = field(default_factory=list)
     # a training step's eager figures per phase (forward, backward), when it runs a backward
     phases: dict[str, Figures] = field(default_factory=dict)
+    # bytes of the activations autograd saved for the backward (parameters not counted); None: unknown
+    activation_bytes: int | None = None
     # the eager and compiled kernels the figures come from, for kpredict.symbolic's byte formulas;
     # never serialized, and dropped once the report is final
     kernel_lists: tuple[list[Kernel], list[Kernel]] | None = None

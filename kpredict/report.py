@@ -56,6 +56,7 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
                           unknown=list(fg.unknowns), assumptions=assumptions, graph=fg,
                           lower_bound=bool(causes), lower_bound_causes=causes,
                           compiled_causes=list(fg.compiled_unknowns), phases=phase_figures(fg, eager, syncs),
+                          activation_bytes=saved_bytes(fg),
                           kernel_lists=(eager, compiled) if fg.shape_symbols or settings.dims else None,
                           eager_cost=ec, compiled_cost=cc, speedup=speedup(ec.time_us, cc.time_us),
                           device=device.name)
@@ -72,6 +73,33 @@ def phase_figures(fg: FunctionGraph, eager: list[Kernel], syncs: int) -> dict[st
         if mine or name != "optimizer":
             out[name] = figures(mine, fg, syncs if name == "forward" else 0)
     return out
+
+
+def saved_bytes(fg: FunctionGraph) -> int | None:
+    """Bytes of what autograd saved for a backward, the most of the function's backwards (each frees
+    what it used): each saved tensor's storage once (the views of one qkv projection share it),
+    parameters and other leaves that require grad left out (they are kept anyway). None when a size
+    is unknown; 0 without a backward."""
+    sizes = [_saved_bytes(fg, saved) for saved in fg.saved]
+    return None if None in sizes else max(sizes, default=0)  # type: ignore[type-var]
+
+
+def _saved_bytes(fg: FunctionGraph, saved: list[int]) -> int | None:
+    total = 0
+    seen: set[int] = set()
+    for vid in saved:
+        v = fg.values.get(vid)
+        if v is None or v.requires_grad or v.storage in seen:
+            continue
+        seen.add(v.storage)
+        base = fg.values.get(v.storage, v)
+        if base.requires_grad:
+            continue
+        n = base.meta.nbytes
+        if n is None:
+            return None
+        total += n
+    return total
 
 
 def mode_cost(costs: list) -> ModeCost:

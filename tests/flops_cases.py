@@ -21,8 +21,10 @@ from kpredict.verify import recorded
 from oracle_cases import FIXTURE_FILES, MODEL_FILES, MODELS
 
 REPO = Path(__file__).resolve().parent.parent
-# the CPU oracle's fixtures with example inputs, and the model fixtures (eval mode)
-FILES: list[Path] = [*FIXTURE_FILES, *(MODELS / n for n in MODEL_FILES)]
+# the CPU oracle's fixtures with example inputs, and the model fixtures (eval mode); not the training
+# steps (fixtures/training/): FlopCounterMode runs under no_grad, and a step's backward FLOPs are not
+# predicted yet (issue 30)
+FILES: list[Path] = [*(p for p in FIXTURE_FILES if p.parent.name != "training"), *(MODELS / n for n in MODEL_FILES)]
 MEASURING = ("verify/flops.py", *recorded.MEASURING)
 
 

@@ -60,6 +60,15 @@ class Backward:
         self.contig: dict[int, bool] = {}  # gradient value -> laid out contiguously
         self.handed: Counter[int] = Counter()  # gradient value -> uses (ops and leaves it is given to)
         self.held: set[int] = set()  # gradients something outside autograd holds (a given gradient)
+        self.saved: list[int] = []  # forward values the formulas read: what autograd saved for them
+        self.producers: dict[int, Op] = {}
+
+    def stored(self, vid: int) -> int:
+        """The tensor autograd saved for forward value `vid`: kpredict's layout marker (conv_layout)
+        is no op of torch's, its input is what the convolution saved."""
+        v = self.it.fg.values.get(vid)
+        op = self.producers.get(v.producer) if v is not None and v.producer is not None else None
+        return op.inputs[0] if op is not None and op.name == "conv_layout" and op.inputs else vid
 
     # ------------------------------------------------------------------ recording
     def fact(self, name: str) -> OpFact:
@@ -122,6 +131,7 @@ class Backward:
     def run(self, root: TensorRef, given: TensorRef | None) -> None:
         it = self.it
         forward = [op for op in it.fg.ops if op.phase == "forward"]
+        self.producers = {op.oid: op for op in forward}
         needs = needs_grad(it, forward)
         if root.vid not in needs:
             it.unknown(self.node, "backward of a tensor that does not require grad")
@@ -157,6 +167,7 @@ class Backward:
             else:
                 self.rule_backward(op, grads, needs)
         self.accumulate([v for v in self.contrib if v in leaves])
+        it.fg.saved.append(self.saved)
 
     def view_backward(self, op: Op, grads: dict[int, int], needs: set[int]) -> None:
         it = self.it
@@ -244,6 +255,9 @@ class Backward:
                 else:
                     self.give(x, self.sum_to(g, x))
             return
+        # what the formula reads of the forward is what autograd saved for it (derivatives.yaml's
+        # generated code saves a tensor only for the gradients of inputs that require one)
+        self.saved.extend(self.stored(names[a]) for a in step.args if a[:2] in ("in", "ou") and a in names)
         outs = []
         for o in targets:
             if o.startswith("g"):

@@ -179,6 +179,8 @@ class Shared:
             "__kp_assume__": ModRef("kpredict.hook.assume"),
             "__kp_unknown__": ModRef("kpredict.hook.unknown"),
             "__kp_compiling__": ModRef("kpredict.hook.compiling"),
+            "__kp_phase__": ModRef("kpredict.hook.phase"),
+            "__kp_zero_grad__": ModRef("kpredict.hook.zero_grad"),
         }
 
     def for_rerun(self, settings: Settings | None = None, first: Settings | None = None,
@@ -535,6 +537,7 @@ class Interpreter(ObjectModel):
         self.concrete_busy = False  # inside the op whose result's elements concrete_op computed
         self.builds = 0  # objects constructed so far (ObjectModel.construct)
         self.grads: dict[int, int] = {}  # leaf -> its `.grad` after a backward (autograd.py); None on entry
+        self.phase = "forward"  # the part of a training step being run: "optimizer" inside a step() (libraries.toml)
 
     # ------------------------------------------------------------------ graph construction
     def new_tensor(self, meta: TensorMeta, *, producer: int | None = None, storage: int | None = None,
@@ -603,7 +606,7 @@ class Interpreter(ObjectModel):
             inputs=tuple(seen), outputs=tuple(o.vid for o in outputs), mutates=mutates,
             aten=aten if aten is not None else fact.aten, graph=self.graph,
             compiled=fact.compiled_as(self.settings.target), free_reason=free_reason, region=self.region,
-            via=tuple(self.stack[1:]), only=self.only,
+            via=tuple(self.stack[1:]), only=self.only if self.phase == "forward" else "eager", phase=self.phase,
         )
         if reduce is not None:
             op.reduce_len = reduce.reduce_len
@@ -625,8 +628,12 @@ class Interpreter(ObjectModel):
         if not self.recording:
             return
         AG.Backward(self, node).run(t, given if isinstance(given, TensorRef) else None)
-        if not any(u.name == AG.COMPILED_NOT_MODELLED for u in self.fg.compiled_unknowns):
-            self.fg.compiled_unknowns.append(UnknownOp(getattr(self.anchor or node, "lineno", 0), AG.COMPILED_NOT_MODELLED))
+        self.compiled_not_modelled(node, AG.COMPILED_NOT_MODELLED)
+
+    def compiled_not_modelled(self, node: ast.AST, what: str) -> None:
+        """Something the compiled figures leave out (a training step's backward or optimizer): said once."""
+        if self.recording and not any(u.name == what for u in self.fg.compiled_unknowns):
+            self.fg.compiled_unknowns.append(UnknownOp(getattr(self.anchor or node, "lineno", 0), what))
 
     def graph_break(self, node: ast.AST, reason: str) -> None:
         if not self.recording or self.only == "eager":  # what eager alone runs breaks no compiled graph

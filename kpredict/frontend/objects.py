@@ -1337,6 +1337,14 @@ class ObjectModel:
             return Py(None)
         if name == "unknown" and args and isinstance(args[0], Py):
             return Unknown(str(args[0].value))
+        if name == "phase" and args and isinstance(args[0], Py) and args[0].value in ("forward", "optimizer"):
+            self.phase = args[0].value  # type: ignore[attr-defined]
+            if self.phase == "optimizer":  # type: ignore[attr-defined]
+                self.compiled_not_modelled(node, "compiled optimizer step: not modelled yet (eager only)")  # type: ignore[attr-defined]
+            return Py(None)
+        if name == "zero_grad" and args:  # an optimizer's zero_grad(set_to_none): its parameters'
+            self.zero_grads(list(self.container_items(args[0]) or []), list(args[1:2]), {}, node)
+            return Py(None)
         if name == "noop":  # a call known to do nothing kpredict counts (an autograd context's bookkeeping)
             return Py(None)
         return Unknown(name)

@@ -61,6 +61,7 @@ def function_dict(fn: FunctionReport, ops: bool = True) -> dict:
         d["compiled"]["lower_bound_causes"] = [{"line": u.line, "what": u.name} for u in fn.compiled_causes]
     if fn.phases:  # a training step: eager figures per phase (compiled: not split yet)
         d["phases"] = {name: {"eager": _figures(f, fn.lower_bound)} for name, f in fn.phases.items()}
+        d["activation_bytes"] = fn.activation_bytes
     if ops:
         d["compiled"]["kernel_names"] = list(c.kernel_names)
         d["eager"]["kernel_costs"] = kernel_costs(fn.eager_cost)

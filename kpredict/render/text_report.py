@@ -95,6 +95,8 @@ def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
     for name, f in fn.phases.items():
         lines.append(f"    {'  ' + name:10} {at_least(f.kernels, lb):>8} {at_least(add_counts(f.reads, f.writes), lb):>10} "
                      f"{at_least(human_bytes(f.bytes), lb):>10}  (eager)")
+    if fn.phases:
+        lines.append(f"    activations saved for backward: {at_least(human_bytes(fn.activation_bytes), lb)}")
     sp = speedup_line(fn)
     if sp:
         lines.append("    " + sp)

@@ -25,7 +25,7 @@ from typing import Any
 
 from kpredict import api, project
 from kpredict.ir import FileReport, FunctionReport
-from kpredict.verify.origin import with_library_extra
+from kpredict.verify.origin import with_library_extra, without_profiler_ranges
 
 EXIT_MATCH, EXIT_MISMATCH, EXIT_ERROR, EXIT_NO_DEVICE = 0, 1, 2, 3
 _PKG_PARENT = str(Path(__file__).resolve().parent.parent.parent)
@@ -288,20 +288,20 @@ def _below(predicted: Any, measured: Any) -> bool:
 
 def child_request(path: str, qualname: str | None = "*", device: str = "cpu", examples: str | None = None,
                   init: str | None = None, compiled: bool = True, mode: str = "eval",
-                  grad: bool = False) -> dict[str, Any]:
-    """What the child is asked to measure (the whole of what its answer depends on, with the files)."""
+                  grad: bool | None = None) -> dict[str, Any]:
+    """What the child is asked to measure (the whole of what its answer depends on, with the files).
+    `grad` None: autograd on where the file runs a backward (runs_backward)."""
     return {"path": path, "qualname": qualname, "device": device, "example": examples, "init": init,
-            "compiled": compiled, "mode": mode, "grad": grad}
+            "compiled": compiled, "mode": mode, "grad": runs_backward(path) if grad is None else grad}
 
 
 def run_verify(path: str, qualname: str | None = None, device: str = "auto", examples: str | None = None,
                init: str | None = None, timeout: float = 300.0, compiled: bool = True,
-               mode: str = "eval", grad: bool = False, child: Any = None) -> VerifyResult:
+               mode: str = "eval", grad: bool | None = None, child: Any = None) -> VerifyResult:
     """Measure `path` and compare: one function (`qualname`), every function with example inputs
     (`qualname == "*"`, one child process for the whole file), or the whole script (`qualname` None).
     `child` stands in for `run_child` (the tests pass `recorded.child()`, which reads stored answers)."""
     apath = os.path.abspath(path)
-    grad = grad or runs_backward(apath)
     request = child_request(apath, qualname, device, examples, init, compiled, mode, grad)
     if not os.path.isfile(apath):
         return VerifyResult(path, qualname, None, None, None, mode=mode,
@@ -375,7 +375,7 @@ def _launches(measured: dict[str, Any]) -> bool:
 def _add(res: VerifyResult, path: str, qualname: str, pred: FunctionReport | None, measured: dict[str, Any],
          calls: int | None, line: int | None, notes: list[str] | None = None,
          error: dict[str, Any] | None = None, example: str | None = None, informative: bool = False) -> None:
-    measured = with_library_extra(measured)  # the launch definition, from the raw kernel names
+    measured = with_library_extra(without_profiler_ranges(measured))  # the launch definition, from the raw kernel names
     rows, match = compare(pred, measured)
     if informative and pred is not None:  # shown, but nothing decides
         for r in rows:

@@ -1,0 +1,88 @@
+"""Training steps (issue 30): what a step saves for its backward, against torch.
+
+The step's kernels, transfers and bytes per phase are held to the CPU oracle by
+tests/test_fixtures_oracle.py (fixtures/training/ run with autograd on). Here the other figure a
+step has: the activation bytes autograd saves, measured with torch.autograd.graph.saved_tensors_hooks
+(each saved tensor's storage once; parameters and other leaves that require grad, and their views,
+left out).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import types
+from pathlib import Path
+
+import pytest
+
+from kpredict.api import analyze_file
+from kpredict.settings import Settings
+from kpredict.verify.annotations import annotations_for
+
+torch = pytest.importorskip("torch")
+
+from kpredict.verify.examples import evaluate  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+TRAINING = sorted((REPO / "fixtures" / "training").glob("*.py"))
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"kp_training_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def measured_saved_bytes(fn, kwargs: dict, monkeypatch) -> int:
+    """The most bytes autograd holds for one backward while `fn` runs: the distinct storages packed
+    since the last backward (which frees them), leaves that require grad left out."""
+    seen: dict[int, int] = {}
+    most = [0]
+    backward = torch.Tensor.backward
+
+    def counted_backward(self, *a, **k):
+        most[0] = max(most[0], sum(seen.values()))
+        seen.clear()
+        return backward(self, *a, **k)
+
+    monkeypatch.setattr(torch.Tensor, "backward", counted_backward)
+
+    def pack(t):
+        base = t._base if t._base is not None else t  # a parameter's view (W.t() of a linear) is the parameter
+        if not (base.is_leaf and base.requires_grad):
+            s = t.untyped_storage()
+            seen[s.data_ptr()] = s.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn(**kwargs)
+    return most[0]
+
+
+def _steps() -> list[tuple[Path, str]]:
+    out = []
+    for path in TRAINING:
+        report = analyze_file(path, Settings(target="cpu"))
+        out += [(path, f.qualname) for f in report.functions if f.phases]
+    return out
+
+
+@pytest.mark.parametrize("path,qualname", _steps(), ids=lambda x: x if isinstance(x, str) else x.name)
+def test_activation_bytes_equal_what_autograd_saves(path: Path, qualname: str, monkeypatch) -> None:
+    mod = _load(path)
+    ann = annotations_for(path, qualname)
+    kwargs = evaluate(ann.example, vars(mod), "cpu")
+    measured = measured_saved_bytes(getattr(mod, qualname), kwargs, monkeypatch)
+    fn = next(f for f in analyze_file(path, Settings(target="cpu")).functions if f.qualname == qualname)
+    assert not fn.lower_bound, fn.lower_bound_causes
+    assert fn.activation_bytes == measured
+
+
+def test_every_training_fixture_is_a_step() -> None:
+    """Each fixture function runs a backward (a forward alone would not be checked here)."""
+    steps = {q for p, q in _steps()}
+    for path in TRAINING:
+        for name, obj in vars(_load(path)).items():
+            if isinstance(obj, types.FunctionType) and obj.__module__.startswith("kp_training_"):
+                assert name in steps, f"{path.name}::{name} runs no backward kpredict sees"
