@@ -148,6 +148,15 @@ class Unknown:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A torch.utils.checkpoint segment: its forward ops (ids), its tensor inputs, and its form."""
+
+    oids: tuple[int, ...]
+    inputs: tuple[int, ...]
+    reentrant: bool
+
+
 @dataclass(slots=True)
 class FunctionGraph:
     """The op graph of one function (with its helpers inlined), in program order."""
@@ -175,6 +184,7 @@ class FunctionGraph:
     # what the compiled figures alone leave out (a training step's backward): they are lower bounds
     compiled_unknowns: list[Unknown] = field(default_factory=list)
     saved: list[list[int]] = field(default_factory=list)  # per backward: the forward values autograd saved for it
+    checkpoints: list[Checkpoint] = field(default_factory=list)  # torch.utils.checkpoint segments run
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""

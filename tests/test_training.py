@@ -36,9 +36,19 @@ def _load(path: Path):
 
 def measured_saved_bytes(fn, kwargs: dict, monkeypatch) -> int:
     """The most bytes autograd holds for one backward while `fn` runs: the distinct storages packed
-    since the last backward (which frees them), leaves that require grad left out."""
+    since the last backward (which frees them), and the inputs of checkpointed segments (kept for their
+    recomputation: the reentrant form saves them, the other holds them), leaves that require grad
+    left out."""
     seen: dict[int, int] = {}
     most = [0]
+
+    def pack(t):
+        base = t._base if t._base is not None else t  # a parameter's view (W.t() of a linear) is the parameter
+        if not (base.is_leaf and base.requires_grad):
+            s = t.untyped_storage()
+            seen[s.data_ptr()] = s.nbytes()
+        return t
+
     backward = torch.Tensor.backward
 
     def counted_backward(self, *a, **k):
@@ -47,13 +57,16 @@ def measured_saved_bytes(fn, kwargs: dict, monkeypatch) -> int:
         return backward(self, *a, **k)
 
     monkeypatch.setattr(torch.Tensor, "backward", counted_backward)
+    checkpoint = torch.utils.checkpoint.checkpoint
 
-    def pack(t):
-        base = t._base if t._base is not None else t  # a parameter's view (W.t() of a linear) is the parameter
-        if not (base.is_leaf and base.requires_grad):
-            s = t.untyped_storage()
-            seen[s.data_ptr()] = s.nbytes()
-        return t
+    def kept_inputs(function, *args, **kwargs):  # a checkpointed segment keeps its inputs for the recompute
+        for t in args:
+            if isinstance(t, torch.Tensor):
+                pack(t)
+        return checkpoint(function, *args, **kwargs)
+
+    monkeypatch.setattr(torch.utils.checkpoint, "checkpoint", kept_inputs)
+
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         fn(**kwargs)

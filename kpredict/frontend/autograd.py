@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from kpredict.frontend.values import Py, TensorRef
 from kpredict.frontend.objects import FLOAT_DTYPES
-from kpredict.ir import Op, TensorMeta
+from kpredict.ir import Checkpoint, Op, TensorMeta
 from kpredict.opfacts import GradStep, OpFact
 
 if TYPE_CHECKING:
@@ -39,9 +39,19 @@ def needs_grad(it: Interpreter, ops: list[Op]) -> set[int]:
     shared = it.shared.values
     needs = {vid for vid, v in shared.items() if v.requires_grad}
     stop = it.table.grad_views
+    # a reentrant checkpoint runs its segment under no_grad: its outputs require grad only when one of
+    # its tensor inputs does (the parameters inside do not count: they then get no gradient)
+    reentrant = {oid: k for k, cp in enumerate(it.fg.checkpoints) if cp.reentrant for oid in cp.oids}
+    tracked: dict[int, bool] = {}
     for op in ops:
         if op.category in _NO_GRAD or stop.get(op.name) == "stop" or op.phase != "forward":
             continue
+        k = reentrant.get(op.oid)
+        if k is not None:
+            if k not in tracked:
+                tracked[k] = any(i in needs for i in it.fg.checkpoints[k].inputs)
+            if not tracked[k]:
+                continue
         if any(i in needs for i in op.inputs):
             for o in op.outputs:
                 v = it.fg.values.get(o)
@@ -62,6 +72,7 @@ class Backward:
         self.held: set[int] = set()  # gradients something outside autograd holds (a given gradient)
         self.saved: list[int] = []  # forward values the formulas read: what autograd saved for them
         self.producers: dict[int, Op] = {}
+        self.in_region: set[int] = set()  # ops of checkpointed segments
 
     def stored(self, vid: int) -> int:
         """The tensor autograd saved for forward value `vid`: kpredict's layout marker (conv_layout)
@@ -149,10 +160,19 @@ class Backward:
         self.contig[g] = True
         self.give(root.vid, g)
         leaves = {vid for vid in needs if it.shared.values[vid].requires_grad}
+        region_of = {oid: k for k, cp in enumerate(it.fg.checkpoints) for oid in cp.oids}
+        self.in_region = set(region_of)
+        for cp in it.fg.checkpoints:  # a checkpointed segment keeps its inputs, not what its ops save
+            self.saved.extend(v for v in cp.inputs if not it.shared.values[v].requires_grad)
+        recomputed: set[int] = set()
         for op in reversed(forward):
             outs = [o for o in op.outputs if o in self.contrib]
             if not outs:
                 continue
+            k = region_of.get(op.oid)
+            if k is not None and k not in recomputed:  # the segment's forward again, before its backward
+                recomputed.add(k)
+                self.recompute(it.fg.checkpoints[k], needs)
             wanted = [i for i in op.inputs if i in needs]
             if not wanted:
                 for o in outs:
@@ -168,6 +188,48 @@ class Backward:
                 self.rule_backward(op, grads, needs)
         self.accumulate([v for v in self.contrib if v in leaves])
         it.fg.saved.append(self.saved)
+
+    def packs(self, op: Op, needs: set[int]) -> tuple[bool, bool]:
+        """Whether autograd saves inputs, and outputs, of `op` for the gradients its inputs need."""
+        if op.category == "view" or op.free_reason:
+            return False, False
+        rule = self.it.table.backward.get(f"{op.name}/{len(op.inputs)}") or self.it.table.backward.get(op.name)
+        if rule is None:
+            return False, False
+        live = {f"g{k}" for k, v in enumerate(op.inputs) if v in needs}
+        reads: set[str] = set()
+        for step in reversed(rule.steps):
+            if live & set(step.outs):
+                live |= {a for a in step.args if a.startswith("t")}
+                reads |= set(step.args)
+        ins = any(a.startswith("in") and int(a[2:]) < len(op.inputs) for a in reads)
+        outs = any(a.startswith("out") and int(a[3:]) < len(op.outputs) for a in reads)
+        return ins, outs
+
+    def recompute(self, cp: Checkpoint, needs: set[int]) -> None:
+        """torch.utils.checkpoint's recomputation: the segment's ops run again in the backward. The
+        reentrant form runs them all; the other stops as soon as every tensor the segment saved is
+        saved again (set_checkpoint_early_stop, on by default): after the last op that saves an
+        output, or before the last one that saves only inputs (inputs are saved before its kernel runs)."""
+        it = self.it
+        ops = [self.producers[oid] for oid in cp.oids if oid in self.producers]
+        if not cp.reentrant:
+            last, with_kernel = -1, False
+            for k, op in enumerate(ops):
+                ins, outs = self.packs(op, needs)
+                if ins or outs:
+                    last, with_kernel = k, outs
+            ops = ops[: last + (1 if with_kernel else 0)] if last >= 0 else []
+        vmap: dict[int, int] = {}
+        for op in ops:
+            outs = [it.new_tensor(it.fg.values[o].meta, name="recomputed").vid for o in op.outputs]
+            vmap.update(zip(op.outputs, outs))
+            again = op.moved(it.shared.next_oid(), tuple(vmap.get(i, i) for i in op.inputs), tuple(outs),
+                             tuple(vmap.get(m, m) for m in op.mutates), op.graph, op.via, op.span)
+            again.phase, again.only = "backward", "eager"
+            for o in outs:
+                it.fg.values[o].producer = again.oid
+            it.fg.ops.append(again)
 
     def view_backward(self, op: Op, grads: dict[int, int], needs: set[int]) -> None:
         it = self.it
@@ -257,7 +319,8 @@ class Backward:
             return
         # what the formula reads of the forward is what autograd saved for it (derivatives.yaml's
         # generated code saves a tensor only for the gradients of inputs that require one)
-        self.saved.extend(self.stored(names[a]) for a in step.args if a[:2] in ("in", "ou") and a in names)
+        if op.oid not in self.in_region:
+            self.saved.extend(self.stored(names[a]) for a in step.args if a[:2] in ("in", "ou") and a in names)
         outs = []
         for o in targets:
             if o.startswith("g"):

@@ -39,7 +39,7 @@ from kpredict.frontend.values import (
     Instance, MethodRef,
     ModRef, Opaque, Partial, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown, touch,
 )
-from kpredict.ir import EAGER_REGION, FunctionGraph, GraphBreak, Op, TensorMeta, Value
+from kpredict.ir import EAGER_REGION, Checkpoint, FunctionGraph, GraphBreak, Op, TensorMeta, Value
 from kpredict.ir import Unknown as UnknownOp
 from kpredict.opfacts import OpFact, OpTable
 from kpredict.settings import Settings
@@ -629,6 +629,20 @@ class Interpreter(ObjectModel):
             return
         AG.Backward(self, node).run(t, given if isinstance(given, TensorRef) else None)
         self.compiled_not_modelled(node, AG.COMPILED_NOT_MODELLED)
+
+    def checkpoint(self, args: list[object], kwargs: dict[str, object], node: ast.AST, frame: Frame) -> object:
+        """torch.utils.checkpoint.checkpoint(fn, *args): fn runs as any call, and its ops are a segment the
+        backward runs again (autograd.py); use_reentrant is True unless given (torch 2.13 warns)."""
+        reentrant = py(kwargs.get("use_reentrant", Py(True)), True) is not False
+        kw = {k: v for k, v in kwargs.items() if k not in (
+            "use_reentrant", "preserve_rng_state", "determinism_check", "debug", "context_fn")}
+        start = len(self.fg.ops)
+        made = self.call(args[0], list(args[1:]), kw, node, frame)
+        if self.recording:
+            oids = tuple(op.oid for op in self.fg.ops[start:] if op.phase == "forward")
+            inputs = tuple(t.vid for t in _tensor_args(list(args[1:])))
+            self.fg.checkpoints.append(Checkpoint(oids, inputs, reentrant))
+        return made
 
     def compiled_not_modelled(self, node: ast.AST, what: str) -> None:
         """Something the compiled figures leave out (a training step's backward or optimizer): said once."""
@@ -2025,6 +2039,8 @@ class Interpreter(ObjectModel):
             if isinstance(made, TensorRef):  # a leaf of autograd (autograd.py)
                 self.local(made.vid).requires_grad = self.shared.values[made.vid].requires_grad = True
             return made
+        if dotted in ("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint") and args:
+            return self.checkpoint(args, kwargs, node, frame)
         if dotted == "torch.autograd.backward" and args:
             roots, given = args[0], args[1] if len(args) > 1 else kwargs.get("grad_tensors")
             if isinstance(roots, Seq) and len(roots.items) == 1:
