@@ -175,10 +175,14 @@ def test_nothing_not_understood_is_an_exact_figure(path: Path) -> None:
 
 
 def test_constructing_an_optimizer_is_no_reason() -> None:
-    src = ("import torch\n\n\ndef make(model, w):\n    opt = torch.optim.AdamW([w], lr=1e-3)\n"
+    """An optimizer not described (RMSprop) is not understood, but constructing it launches nothing;
+    AdamW is described (rules/libraries.toml): understood."""
+    src = ("import torch\n\n\ndef make(model, w):\n    opt = torch.optim.RMSprop([w], lr=1e-3)\n"
            "    return opt\n")
     fn = _fn(src, "make")
     assert fn.unknown and not fn.lower_bound
+    fn = _fn(src.replace("RMSprop", "AdamW"), "make")
+    assert not fn.unknown and not fn.lower_bound
 
 
 def test_verify_marks_a_lower_bound_below_the_measurement() -> None:

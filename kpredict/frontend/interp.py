@@ -650,7 +650,7 @@ class Interpreter(ObjectModel):
             self.fg.compiled_unknowns.append(UnknownOp(getattr(self.anchor or node, "lineno", 0), what))
 
     def graph_break(self, node: ast.AST, reason: str) -> None:
-        if not self.recording or self.only == "eager":  # what eager alone runs breaks no compiled graph
+        if not self.recording or self.only == "eager" or self.phase != "forward":  # what eager alone runs breaks no compiled graph
             return
         self.unlike_building = True
         if self.stack and self.stack[0] == "<module>" and self.region is None:

@@ -1343,7 +1343,8 @@ class ObjectModel:
                 self.compiled_not_modelled(node, "compiled optimizer step: not modelled yet (eager only)")  # type: ignore[attr-defined]
             return Py(None)
         if name == "zero_grad" and args:  # an optimizer's zero_grad(set_to_none): its parameters'
-            self.zero_grads(list(self.container_items(args[0]) or []), list(args[1:2]), {}, node)
+            items = args[0].items if isinstance(args[0], Seq) else self.container_items(args[0])
+            self.zero_grads(list(items or []), list(args[1:2]), {}, node)
             return Py(None)
         if name == "noop":  # a call known to do nothing kpredict counts (an autograd context's bookkeeping)
             return Py(None)
