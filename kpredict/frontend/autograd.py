@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from kpredict.frontend.values import Py, TensorRef
 from kpredict.frontend.objects import FLOAT_DTYPES
-from kpredict.ir import Checkpoint, Op, TensorMeta
+from kpredict.ir import Checkpoint, Op, TensorMeta, shape_numel
 from kpredict.opfacts import GradStep, OpFact
 
 if TYPE_CHECKING:
@@ -254,7 +254,7 @@ class Backward:
             return
         g = grads[op.outputs[0]]
         if kind == "partial":
-            it.unknown(self.node, f"backward of {op.name} (a view of part of a tensor)")
+            self.partial_backward(op, g, x)
             return
         if kind == "expand":
             self.give(x, self.sum_to(g, x))
@@ -273,8 +273,63 @@ class Backward:
             return
         self.give(x, self.view(g, x, contig))
 
+    def partial_backward(self, op: Op, g: int, x: int) -> None:
+        """The gradient of a view of part of `x` (`x[..., :4]`, `x[:, 0]`, narrow): torch indexes one dim
+        at a time, and each step's backward writes zeros of its input's shape with the gradient in its
+        part: one select_backward per dim indexed away, one slice_backward per dim cut, the last dim first."""
+        it = self.it
+        xs, ys = it.fg.values[x].meta.shape, it.fg.values[op.outputs[0]].meta.shape
+        if xs is not None and ys is not None and None not in xs and None not in ys \
+                and shape_numel(xs) == shape_numel(ys):  # `x[:, None]`, a full slice: all of x, reshaped
+            self.give(x, self.view(g, x, self.contig.get(g, True)))
+            return
+        if op.name not in ("slice", "select", "narrow", "getitem") or xs is None or ys is None or None in xs \
+                or None in ys or len(ys) > len(xs):
+            it.unknown(self.node, f"backward of {op.name} (a view of part of a tensor)")
+            return
+        # align the view's dims with the input's, left to right: a dim of the input that the next
+        # dim of the view cannot be (it is larger) was indexed away when the ranks differ
+        steps: list[tuple[str, int]] = []  # (op, dim of x), in the forward's order
+        j, dropped = 0, len(xs) - len(ys)
+        for d, n in enumerate(xs):
+            if dropped and (j >= len(ys) or (ys[j] != n and len(xs) - d > len(ys) - j)):
+                steps.append(("select_backward", d))
+                dropped -= 1
+                continue
+            if j < len(ys) and ys[j] != n:
+                steps.append(("slice_backward", d))
+            j += 1
+        shape = list(ys)
+        cur = g
+        for name, d in reversed(steps):
+            if name == "select_backward":
+                shape.insert(d, xs[d])
+            else:
+                shape[d] = xs[d]
+            out = self.new(x, tuple(shape))
+            self.emit(name, [cur], [out])
+            self.contig[out] = True
+            cur = out
+        self.give(x, cur if steps else self.view(g, x, self.contig.get(g, True)))
+
+    def cat_backward(self, op: Op, g: int, needs: set[int]) -> None:
+        """cat's backward gives each input its part of the gradient: a narrow view (no kernel), strided
+        unless every dim before the one concatenated has one element."""
+        vals = self.it.fg.values
+        ys = vals[op.outputs[0]].meta.shape
+        for x in op.inputs:
+            if x not in needs:
+                continue
+            xs = vals[x].meta.shape
+            dim = next((d for d, (a, b) in enumerate(zip(xs or (), ys or ())) if a != b), 0)
+            contig = xs is not None and all(n == 1 for n in xs[:dim]) and self.contig.get(g, True)
+            self.give(x, self.view(g, x, contig))
+
     def rule_backward(self, op: Op, grads: dict[int, int], needs: set[int]) -> None:
         it = self.it
+        if op.name in ("cat", "concat", "concatenate") and op.outputs and op.outputs[0] in grads:
+            self.cat_backward(op, grads[op.outputs[0]], needs)
+            return
         rule = it.table.backward.get(f"{op.name}/{len(op.inputs)}") or it.table.backward.get(op.name)
         if rule is None:
             it.unknown(self.node, f"backward of {op.name}")
@@ -322,11 +377,17 @@ class Backward:
         if op.oid not in self.in_region:
             self.saved.extend(self.stored(names[a]) for a in step.args if a[:2] in ("in", "ou") and a in names)
         outs = []
+        pointwise = self.fact(step.op).category == "pointwise"
+        wide = _broadcast([vals[r].meta.shape for r in reads]) if pointwise and len(targets) == 1 else None
         for o in targets:
             if o.startswith("g"):
                 x = names[f"in{o[1:]}"]
-                v = self.new(x)
-                self.contig[v] = vals[x].contiguous
+                if wide is not None and wide != vals[x].meta.shape:  # a broadcast input: summed to its shape next
+                    v = self.new(x, wide)
+                    self.contig[v] = True
+                else:
+                    v = self.new(x)
+                    self.contig[v] = vals[x].contiguous
             else:
                 shape = _broadcast([vals[r].meta.shape for r in reads])
                 v = self.new(reads[0], shape)
@@ -336,7 +397,7 @@ class Backward:
         self.emit(step.op, reads, outs)
         for o, v in zip(targets, outs):
             if o.startswith("g"):
-                self.give(names[f"in{o[1:]}"], v)
+                self.give(names[f"in{o[1:]}"], self.sum_to(v, names[f"in{o[1:]}"]))
 
     def accumulate(self, leaves: list[int]) -> None:
         """AccumulateGrad for each leaf reached, as torch/csrc/autograd/functions/accumulate_grad.h."""
