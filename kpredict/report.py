@@ -58,7 +58,9 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
                           compiled_causes=list(fg.compiled_unknowns), phases=phase_figures(fg, eager, syncs),
                           activation_bytes=saved_bytes(fg),
                           kernel_lists=(eager, compiled) if fg.shape_symbols or settings.dims else None,
-                          eager_cost=ec, compiled_cost=cc, speedup=speedup(ec.time_us, cc.time_us),
+                          eager_cost=ec, compiled_cost=cc,
+                          # a compiled figure that leaves part of the step out (its backward) is no speedup
+                          speedup=None if fg.compiled_unknowns else speedup(ec.time_us, cc.time_us),
                           device=device.name)
 
 

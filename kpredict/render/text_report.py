@@ -56,7 +56,8 @@ def speedup_line(fn: FunctionReport) -> str | None:
         return None
     lb = fn.lower_bound
     sp = "?" if fn.speedup is None or lb else f"{fn.speedup:.2f}x"
-    return (f"speedup {sp} (eager {at_least(human_time(e), lb)} -> compiled {at_least(human_time(c), lb)}): "
+    clb = lb or bool(fn.compiled_causes)
+    return (f"speedup {sp} (eager {at_least(human_time(e), lb)} -> compiled {at_least(human_time(c), clb)}): "
             f"roofline model on {fn.device}, unchecked against a measurement")
 
 
