@@ -40,7 +40,7 @@ STEP = '''import torch
 from transformers.models.{name}.configuration_{name} import {config}
 from transformers.models.{name}.modeling_{name} import {lm}
 
-model = {lm}({config}({keywords}))
+model = {lm}({config}({keywords})).train()
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
 

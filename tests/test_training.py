@@ -40,6 +40,7 @@ def measured_saved_bytes(fn, kwargs: dict, monkeypatch) -> int:
     recomputation: the reentrant form saves them, the other holds them), leaves that require grad
     left out."""
     seen: dict[int, int] = {}
+    alive: list = []  # what was packed stays alive while measured: a freed storage's address is reused
     most = [0]
 
     def pack(t):
@@ -47,6 +48,7 @@ def measured_saved_bytes(fn, kwargs: dict, monkeypatch) -> int:
         if not (base.is_leaf and base.requires_grad):
             s = t.untyped_storage()
             seen[s.data_ptr()] = s.nbytes()
+            alive.append(t)
         return t
 
     backward = torch.Tensor.backward
@@ -59,9 +61,12 @@ def measured_saved_bytes(fn, kwargs: dict, monkeypatch) -> int:
     monkeypatch.setattr(torch.Tensor, "backward", counted_backward)
     checkpoint = torch.utils.checkpoint.checkpoint
 
-    def kept_inputs(function, *args, **kwargs):  # a checkpointed segment keeps its inputs for the recompute
-        for t in args:
-            if isinstance(t, torch.Tensor):
+    def kept_inputs(function, *args, **kwargs):
+        """A checkpointed segment keeps its inputs for the recompute; the reentrant form only when one of
+        them requires grad (else it records no backward)."""
+        tensors = [t for t in args if isinstance(t, torch.Tensor)]
+        if kwargs.get("use_reentrant", True) is False or any(t.requires_grad for t in tensors):
+            for t in tensors:
                 pack(t)
         return checkpoint(function, *args, **kwargs)
 

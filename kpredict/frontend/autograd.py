@@ -17,7 +17,6 @@ backward (AOTAutograd's joint graph and partition) is not modelled, which the fi
 from __future__ import annotations
 
 import ast
-from collections import Counter
 from typing import TYPE_CHECKING
 
 from kpredict.frontend.values import Py, TensorRef
@@ -44,7 +43,7 @@ def needs_grad(it: Interpreter, ops: list[Op]) -> set[int]:
     reentrant = {oid: k for k, cp in enumerate(it.fg.checkpoints) if cp.reentrant for oid in cp.oids}
     tracked: dict[int, bool] = {}
     for op in ops:
-        if op.category in _NO_GRAD or stop.get(op.name) == "stop" or op.phase != "forward":
+        if op.category in _NO_GRAD or stop.get(op.name) in ("stop", "constant") or op.phase != "forward":
             continue
         k = reentrant.get(op.oid)
         if k is not None:
@@ -68,7 +67,12 @@ class Backward:
         self.node = node
         self.contrib: dict[int, list[int]] = {}  # forward value -> gradients reaching it
         self.contig: dict[int, bool] = {}  # gradient value -> laid out contiguously
-        self.handed: Counter[int] = Counter()  # gradient value -> uses (ops and leaves it is given to)
+        # gradient value -> the forward values whose input buffers hold it and have not run yet (an op's
+        # backward releases its buffer): who else holds a gradient when AccumulateGrad runs
+        self.pending: dict[int, set[int]] = {}
+        self.leaf_vids: set[int] = set()
+        self.given_now: list[tuple[int, int]] = []  # (leaf, gradient) given by the op being run
+        self.holders: dict[tuple[int, int], set[int]] = {}  # (leaf, gradient) -> its holders then
         self.held: set[int] = set()  # gradients something outside autograd holds (a given gradient)
         self.saved: list[int] = []  # forward values the formulas read: what autograd saved for them
         self.producers: dict[int, Op] = {}
@@ -113,17 +117,27 @@ class Backward:
 
     def give(self, value: int, grad: int) -> None:
         self.contrib.setdefault(value, []).append(grad)
-        self.handed[grad] += 1
+        self.pending.setdefault(grad, set()).add(value)
+        if value in self.leaf_vids:
+            self.given_now.append((value, grad))
+
+    def settle(self) -> None:
+        """After an op's backward: who holds each gradient it gave a leaf, as the leaf's AccumulateGrad
+        (which runs before any other ready node) finds it."""
+        for leaf, g in self.given_now:
+            self.holders[(leaf, g)] = set(self.pending.get(g, ()))
+        self.given_now.clear()
 
     def total(self, value: int) -> int:
         """The gradient of `value`: its contributions summed, one add per extra one."""
         gs = self.contrib.pop(value)
+        for x in gs:
+            self.pending.get(x, set()).discard(value)
         g = gs[0]
         for other in gs[1:]:
             out = self.new(g)
             self.emit("add", [g, other], [out])
             self.contig[out] = True
-            self.handed[out] = 1  # held by `value` alone
             g = out
         return g
 
@@ -160,14 +174,20 @@ class Backward:
         self.contig[g] = True
         self.give(root.vid, g)
         leaves = {vid for vid in needs if it.shared.values[vid].requires_grad}
+        self.leaf_vids = leaves
         region_of = {oid: k for k, cp in enumerate(it.fg.checkpoints) for oid in cp.oids}
         self.in_region = set(region_of)
         for cp in it.fg.checkpoints:  # a checkpointed segment keeps its inputs, not what its ops save
+            if cp.reentrant and not any(v in needs for v in cp.inputs):
+                continue  # no input needs grad: the reentrant form records no backward, keeps nothing
             self.saved.extend(v for v in cp.inputs if not it.shared.values[v].requires_grad)
         recomputed: set[int] = set()
-        for op in reversed(forward):
+        for k, op in enumerate(reversed(forward)):
             outs = [o for o in op.outputs if o in self.contrib]
             if not outs:
+                continue
+            if op.only == "compiled" and self.rule_for(op) is None:  # the form for torch.compile: eager ran a twin
+                self.to_twin(op, forward[len(forward) - 1 - k::-1])
                 continue
             k = region_of.get(op.oid)
             if k is not None and k not in recomputed:  # the segment's forward again, before its backward
@@ -178,7 +198,7 @@ class Backward:
                 for o in outs:
                     self.contrib.pop(o, None)
                 continue
-            if op.mutates:
+            if op.mutates and not self.inplace_ok(op):
                 it.unknown(self.node, f"backward through in-place {op.name}")
                 return
             grads = {o: self.total(o) for o in outs}
@@ -186,6 +206,7 @@ class Backward:
                 self.view_backward(op, grads, needs)
             else:
                 self.rule_backward(op, grads, needs)
+            self.settle()
         self.accumulate([v for v in self.contrib if v in leaves])
         it.fg.saved.append(self.saved)
 
@@ -193,7 +214,7 @@ class Backward:
         """Whether autograd saves inputs, and outputs, of `op` for the gradients its inputs need."""
         if op.category == "view" or op.free_reason:
             return False, False
-        rule = self.it.table.backward.get(f"{op.name}/{len(op.inputs)}") or self.it.table.backward.get(op.name)
+        rule = self.rule_for(op)
         if rule is None:
             return False, False
         live = {f"g{k}" for k, v in enumerate(op.inputs) if v in needs}
@@ -313,24 +334,61 @@ class Backward:
         self.give(x, cur if steps else self.view(g, x, self.contig.get(g, True)))
 
     def cat_backward(self, op: Op, g: int, needs: set[int]) -> None:
-        """cat's backward gives each input its part of the gradient: a narrow view (no kernel), strided
-        unless every dim before the one concatenated has one element."""
+        """cat's (and stack's) backward gives each input its part of the gradient: a narrow (select) view,
+        no kernel, strided unless every dim before the one concatenated has one element."""
         vals = self.it.fg.values
         ys = vals[op.outputs[0]].meta.shape
         for x in op.inputs:
             if x not in needs:
                 continue
             xs = vals[x].meta.shape
-            dim = next((d for d, (a, b) in enumerate(zip(xs or (), ys or ())) if a != b), 0)
+            dim = next((d for d, (a, b) in enumerate(zip(xs or (), ys or ())) if a != b),
+                       len(xs or ()) if op.name == "stack" else 0)
             contig = xs is not None and all(n == 1 for n in xs[:dim]) and self.contig.get(g, True)
             self.give(x, self.view(g, x, contig))
 
+    def to_twin(self, op: Op, before: list[Op]) -> None:
+        """Gradients reaching the output of a compiled-only op (the catalogue writes `dropout` once for
+        Inductor and as bernoulli_, div_, mul for eager) go to its eager form's output: the nearest
+        eager-only op before it with an output of the same shape and dtype."""
+        vals = self.it.fg.values
+        for o in op.outputs:
+            if o not in self.contrib:
+                continue
+            meta = vals[o].meta
+            twin = next((t.outputs[0] for t in before if t.only == "eager" and t.outputs
+                         and vals[t.outputs[0]].meta == meta), None)
+            gs = self.contrib.pop(o)
+            if twin is None:
+                self.it.unknown(self.node, f"backward of {op.name} (its eager form not found)")
+                continue
+            for g in gs:
+                self.pending.get(g, set()).discard(o)
+                self.give(twin, g)
+
+    def inplace_ok(self, op: Op) -> bool:
+        """An in-place op on a tensor (`h += x`, `x.mul_(y)`) has the backward of its out-of-place form:
+        walking back, the gradient gathered for the tensor is its value after the op's, and what the rule
+        gives its first input is the gradient of its value before. Not a write into a view of another
+        tensor (its base's gradient would be needed)."""
+        return (len(op.mutates) == 1 and op.outputs == op.mutates and op.inputs[:1] == op.mutates
+                and self.it.fg.values[op.mutates[0]].storage == op.mutates[0]
+                and self.rule_for(op) is not None)
+
+    def rule_for(self, op: Op):  # -> GradRule | None
+        table = self.it.table.backward
+        for name in (op.name, op.name.rstrip("_") if op.mutates else op.name):
+            rule = table.get(f"{name}/{len(op.inputs)}") or table.get(name)
+            if rule is not None:
+                return rule
+        return None
+
     def rule_backward(self, op: Op, grads: dict[int, int], needs: set[int]) -> None:
         it = self.it
-        if op.name in ("cat", "concat", "concatenate") and op.outputs and op.outputs[0] in grads:
+        if op.name in ("cat", "concat", "concatenate", "stack") and op.outputs and op.outputs[0] in grads:
             self.cat_backward(op, grads[op.outputs[0]], needs)
             return
-        rule = it.table.backward.get(f"{op.name}/{len(op.inputs)}") or it.table.backward.get(op.name)
+        rule = self.rule_for(op)
         if rule is None:
             it.unknown(self.node, f"backward of {op.name}")
             return
@@ -388,6 +446,9 @@ class Backward:
                 else:
                     v = self.new(x)
                     self.contig[v] = vals[x].contiguous
+            elif not reads:  # a 0-dim constant (scalar_tensor), in the gradient's dtype
+                v = self.new(names["grad"], ())
+                self.contig[v] = True
             else:
                 shape = _broadcast([vals[r].meta.shape for r in reads])
                 v = self.new(reads[0], shape)
@@ -403,18 +464,15 @@ class Backward:
         """AccumulateGrad for each leaf reached, as torch/csrc/autograd/functions/accumulate_grad.h."""
         it = self.it
         finals = {leaf: self.total(leaf) for leaf in leaves}
-        reaching: dict[int, list[int]] = {}
-        for leaf, g in finals.items():
-            reaching.setdefault(g, []).append(leaf)
         for leaf, g in finals.items():
             old = it.grads.get(leaf)
             if old is not None:
                 self.emit("add_", [old, g], [old], mutates=(old,))
                 continue
-            shared = reaching[g]
-            others = self.handed[g] - len(shared)  # ops that hold it too: AccumulateGrad runs before them
-            if self.contig.get(g, True) and g not in self.held and others == 0 and leaf == shared[-1]:
-                it.grads[leaf] = g  # kept as it is: the last leaf it reaches holds it alone
+            holders = self.holders.get((leaf, g), {leaf})
+            alone = holders <= self.leaf_vids and leaf == max(holders)  # other leaves only: the last keeps it
+            if self.contig.get(g, True) and g not in self.held and alone:
+                it.grads[leaf] = g  # kept as it is: nothing else holds it
                 continue
             out = self.new(leaf)
             self.emit("clone", [g], [out])
