@@ -20,6 +20,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from kpredict.frontend.values import Py, TensorRef
+from kpredict.frontend import strides as L
 from kpredict.frontend.objects import FLOAT_DTYPES
 from kpredict.ir import Checkpoint, Op, TensorMeta, shape_numel
 from kpredict.opfacts import GradStep, OpFact
@@ -66,7 +67,7 @@ class Backward:
         self.it = it
         self.node = node
         self.contrib: dict[int, list[int]] = {}  # forward value -> gradients reaching it
-        self.contig: dict[int, bool] = {}  # gradient value -> laid out contiguously
+        self.st: dict[int, tuple | None] = {}  # gradient value -> its strides (None: not known)
         # gradient value -> the forward values whose input buffers hold it and have not run yet (an op's
         # backward releases its buffer): who else holds a gradient when AccumulateGrad runs
         self.pending: dict[int, set[int]] = {}
@@ -102,18 +103,58 @@ class Backward:
         meta = TensorMeta(m.shape if shape is None else shape, dtype or m.dtype, m.device)
         return self.it.new_tensor(meta, name="grad").vid
 
-    def view(self, grad: int, like: int, contig: bool) -> int:
-        """A view of `grad` with the shape of forward value `like`."""
+    def dense(self, vid: int) -> tuple | None:
+        shape = self.it.fg.values[vid].meta.shape
+        return None if shape is None or None in shape else L.contiguous_strides(tuple(shape))
+
+    def strides(self, g: int) -> tuple | None:
+        return self.st[g] if g in self.st else self.dense(g)
+
+    def is_contig(self, g: int) -> bool:
+        shape, st = self.it.fg.values[g].meta.shape, self.strides(g)
+        return shape is None or None in shape or st is None or L.is_contiguous(tuple(shape), st)
+
+    def fresh(self, vid: int) -> int:
+        """A kernel's output: contiguous."""
+        self.st[vid] = self.dense(vid)
+        return vid
+
+    def view(self, grad: int, like: int, st: tuple | None) -> int:
+        """A view of `grad` with the shape of forward value `like` and strides `st`."""
         it = self.it
         m = it.fg.values[like].meta
         g = it.fg.values[grad]
-        if g.meta.shape == m.shape:
+        if g.meta.shape == m.shape and st == self.strides(grad):
             return grad
+        contig = st is None or m.shape is None or None in m.shape or L.is_contiguous(tuple(m.shape), st)
         out = it.new_tensor(TensorMeta(m.shape, g.meta.dtype, g.meta.device), storage=g.storage, contiguous=contig,
                             name="grad")
         self.emit("view", [grad], [out.vid])
-        self.contig[out.vid] = contig
+        self.st[out.vid] = st
         return out.vid
+
+    def reshaped(self, g: int, x: int) -> int:
+        """`grad.reshape(x.sizes())`: a view where the gradient's strides allow one, else a copy."""
+        vals = self.it.fg.values
+        gs, xs, st = vals[g].meta.shape, vals[x].meta.shape, self.strides(g)
+        if gs is None or xs is None or None in gs or None in xs or st is None:
+            return self.view(g, x, self.dense(x))
+        vs = L.view_strides(tuple(gs), st, tuple(xs))
+        if vs is not None:
+            return self.view(g, x, vs)
+        out = self.new(x)
+        self.emit("clone", [g], [out])
+        return self.fresh(out)
+
+    def expanded(self, g: int, x: int) -> int:
+        """`grad.expand(x.sizes())`: stride 0 on the dims it is broadcast along."""
+        vals = self.it.fg.values
+        gs, xs, st = vals[g].meta.shape, vals[x].meta.shape, self.strides(g)
+        if gs is None or xs is None or st is None or None in xs:
+            return self.view(g, x, None)
+        n = len(xs) - len(gs)
+        out = tuple(0 if k < n or gs[k - n] == 1 and xs[k] != 1 else st[k - n] for k in range(len(xs)))
+        return self.view(g, x, out)
 
     def give(self, value: int, grad: int) -> None:
         self.contrib.setdefault(value, []).append(grad)
@@ -137,8 +178,7 @@ class Backward:
         for other in gs[1:]:
             out = self.new(g)
             self.emit("add", [g, other], [out])
-            self.contig[out] = True
-            g = out
+            g = self.fresh(out)
         return g
 
     def sum_to(self, grad: int, like: int) -> int:
@@ -149,8 +189,7 @@ class Backward:
             return grad
         out = self.new(like)
         self.emit("sum", [grad], [out])
-        self.contig[out] = True
-        return out
+        return self.fresh(out)
 
     # ------------------------------------------------------------------ the pass
     def run(self, root: TensorRef, given: TensorRef | None) -> None:
@@ -171,7 +210,7 @@ class Backward:
         else:
             g = given.vid
             self.held.add(g)
-        self.contig[g] = True
+        self.fresh(g)
         self.give(root.vid, g)
         leaves = {vid for vid in needs if it.shared.values[vid].requires_grad}
         self.leaf_vids = leaves
@@ -270,8 +309,7 @@ class Backward:
                     parts.append(z)
             out = self.new(x)
             self.emit("cat", parts, [out])
-            self.contig[out] = True
-            self.give(x, out)
+            self.give(x, self.fresh(out))
             return
         g = grads[op.outputs[0]]
         if kind == "partial":
@@ -280,19 +318,31 @@ class Backward:
         if kind == "expand":
             self.give(x, self.sum_to(g, x))
             return
-        yv = it.fg.values[op.outputs[0]]
-        contig = self.contig.get(g, True)
         if kind == "permute":
-            flips = xv.contiguous != yv.contiguous
-            self.give(x, self.view(g, x, contig != flips if flips else contig))
+            self.give(x, self.view(g, x, self.unpermuted(op, g)))
             return
-        if not contig and xv.meta.shape != yv.meta.shape:  # grad.reshape(self.sizes()) of a strided gradient
-            out = self.new(x)
-            self.emit("clone", [g], [out])
-            self.contig[out] = True
-            self.give(x, out)
-            return
-        self.give(x, self.view(g, x, contig))
+        self.give(x, self.reshaped(g, x))
+
+    def unpermuted(self, op: Op, g: int) -> tuple | None:
+        """The strides of `g` permuted back through the forward's permutation, read from the forward
+        view's strides (each dim of the view is the dim of its input with its size and stride)."""
+        it = self.it
+        x, y = op.inputs[0], op.outputs[0]
+        sx, sy, gst = it.strides_of(TensorRef(x)), it.strides_of(TensorRef(y)), self.strides(g)
+        xs, ys = it.fg.values[x].meta.shape, it.fg.values[y].meta.shape
+        if sx is None or sy is None or gst is None or xs is None or ys is None or len(xs) != len(ys):
+            return None
+        out: list[int | None] = [None] * len(xs)
+        free = list(range(len(xs)))
+        for i in range(len(ys)):
+            j = next((j for j in free if xs[j] == ys[i] and sx[j] == sy[i]), None)
+            if j is None:
+                j = next((j for j in free if xs[j] == ys[i]), None)
+            if j is None:
+                return None
+            free.remove(j)
+            out[j] = gst[i]
+        return tuple(out)  # type: ignore[arg-type]
 
     def partial_backward(self, op: Op, g: int, x: int) -> None:
         """The gradient of a view of part of `x` (`x[..., :4]`, `x[:, 0]`, narrow): torch indexes one dim
@@ -302,7 +352,7 @@ class Backward:
         xs, ys = it.fg.values[x].meta.shape, it.fg.values[op.outputs[0]].meta.shape
         if xs is not None and ys is not None and None not in xs and None not in ys \
                 and shape_numel(xs) == shape_numel(ys):  # `x[:, None]`, a full slice: all of x, reshaped
-            self.give(x, self.view(g, x, self.contig.get(g, True)))
+            self.give(x, self.reshaped(g, x))
             return
         if op.name not in ("slice", "select", "narrow", "getitem") or xs is None or ys is None or None in xs \
                 or None in ys or len(ys) > len(xs):
@@ -329,9 +379,8 @@ class Backward:
                 shape[d] = xs[d]
             out = self.new(x, tuple(shape))
             self.emit(name, [cur], [out])
-            self.contig[out] = True
-            cur = out
-        self.give(x, cur if steps else self.view(g, x, self.contig.get(g, True)))
+            cur = self.fresh(out)
+        self.give(x, cur if steps else self.reshaped(g, x))
 
     def cat_backward(self, op: Op, g: int, needs: set[int]) -> None:
         """cat's (and stack's) backward gives each input its part of the gradient: a narrow (select) view,
@@ -344,8 +393,10 @@ class Backward:
             xs = vals[x].meta.shape
             dim = next((d for d, (a, b) in enumerate(zip(xs or (), ys or ())) if a != b),
                        len(xs or ()) if op.name == "stack" else 0)
-            contig = xs is not None and all(n == 1 for n in xs[:dim]) and self.contig.get(g, True)
-            self.give(x, self.view(g, x, contig))
+            st = self.strides(g)
+            if st is not None and op.name == "stack":
+                st = st[:dim] + st[dim + 1:]  # a select of the stacked dim
+            self.give(x, self.view(g, x, st))
 
     def to_twin(self, op: Op, before: list[Op]) -> None:
         """Gradients reaching the output of a compiled-only op (the catalogue writes `dropout` once for
@@ -365,6 +416,25 @@ class Backward:
             for g in gs:
                 self.pending.get(g, set()).discard(o)
                 self.give(twin, g)
+
+    def folded(self, op: Op, g: int) -> int:
+        """matmul and linear on batched operands run on folded views (bmm over the batch dims, or mm over
+        every leading dim of an input times a 2-D weight): their output's gradient is reshaped to that
+        fold first, a copy when its strides do not allow a view (the gradient of a transposed result)."""
+        vals = self.it.fg.values
+        gs, st = vals[g].meta.shape, self.strides(g)
+        if op.name not in ("matmul", "linear") or gs is None or None in gs or st is None or len(gs) < 3:
+            return g
+        ranks = [len(vals[i].meta.shape or ()) for i in op.inputs[:2]]
+        if op.name == "linear" or min(ranks) <= 2:
+            fold = (shape_numel(gs[:-1]), gs[-1])
+        else:
+            fold = (shape_numel(gs[:-2]), gs[-2], gs[-1])
+        if L.view_strides(tuple(gs), st, fold) is not None:  # type: ignore[arg-type]
+            return g
+        out = self.new(g)
+        self.emit("clone", [g], [out])
+        return self.fresh(out)
 
     def inplace_ok(self, op: Op) -> bool:
         """An in-place op on a tensor (`h += x`, `x.mul_(y)`) has the backward of its out-of-place form:
@@ -398,7 +468,7 @@ class Backward:
         if first not in grads:
             it.unknown(self.node, f"backward of {op.name} through an output other than its first")
             return
-        names["grad"] = grads[first]
+        names["grad"] = self.folded(op, grads[first])
         wanted = {f"g{k}" for k, v in enumerate(op.inputs) if v in needs}
         # intermediates that a needed gradient's step reads, back to front
         live = set(wanted)
@@ -419,16 +489,17 @@ class Backward:
         if step.op in ("", "view", "expand"):  # the gradient itself, or a view of it
             g = reads[0]
             for o in targets:
-                if o.startswith("t"):  # an intermediate view, shaped as the op's first input
-                    names[o] = self.view(g, names["in0"], step.op != "expand" and self.contig.get(g, True))
-                    continue
-                x = names[f"in{o[1:]}"]
+                x = names["in0"] if o.startswith("t") else names[f"in{o[1:]}"]  # an intermediate: as in0
                 if step.op == "expand":
-                    self.give(x, self.view(g, x, False))
+                    v = self.expanded(g, x)
                 elif step.op == "view":
-                    self.give(x, self.view(g, x, self.contig.get(g, True)))
+                    v = self.reshaped(g, x)
                 else:
-                    self.give(x, self.sum_to(g, x))
+                    v = self.sum_to(g, x)
+                if o.startswith("t"):
+                    names[o] = v
+                else:
+                    self.give(x, v)
             return
         # what the formula reads of the forward is what autograd saved for it (derivatives.yaml's
         # generated code saves a tensor only for the gradients of inputs that require one)
@@ -441,21 +512,31 @@ class Backward:
             if o.startswith("g"):
                 x = names[f"in{o[1:]}"]
                 if wide is not None and wide != vals[x].meta.shape:  # a broadcast input: summed to its shape next
-                    v = self.new(x, wide)
-                    self.contig[v] = True
+                    v = self.fresh(self.new(x, wide))
                 else:
-                    v = self.new(x)
-                    self.contig[v] = vals[x].contiguous
+                    v = self.fresh(self.new(x))
+                    # laid out as its input: a 2-D mm (mm_mat1/mat2_backward pick the input's layout),
+                    # attention's backward (empty_like of q, k, v), a pointwise op (TensorIterator
+                    # follows its operands' layout); a batched matmul and the others write contiguously
+                    rank = len(vals[x].meta.shape or ())
+                    if (step.op in ("mm", "matmul") and rank <= 2) or step.op.startswith("_scaled_dot_product"):
+                        self.st[v] = self.it.strides_of(TensorRef(x)) or self.st[v]
+                    elif self.fact(step.op).category == "pointwise":  # as its first operand of that shape
+                        src = next((r for r in reads if vals[r].meta.shape == vals[x].meta.shape), None)
+                        if src is not None:
+                            self.st[v] = self.strides(src) if src in self.st else (
+                                self.it.strides_of(TensorRef(src)) or self.st[v])
             elif not reads:  # a 0-dim constant (scalar_tensor), in the gradient's dtype
-                v = self.new(names["grad"], ())
-                self.contig[v] = True
+                v = self.fresh(self.new(names["grad"], ()))
             else:
                 shape = _broadcast([vals[r].meta.shape for r in reads])
-                v = self.new(reads[0], shape)
-                self.contig[v] = True
+                v = self.fresh(self.new(reads[0], shape))
             names[o] = v
             outs.append(v)
-        self.emit(step.op, reads, outs)
+        name = step.op
+        if name == "matmul":  # torch's matmul runs bmm on batched operands, mm otherwise
+            name = "bmm" if max(len(vals[r].meta.shape or ()) for r in reads) >= 3 else "mm"
+        self.emit(name, reads, outs)
         for o, v in zip(targets, outs):
             if o.startswith("g"):
                 self.give(names[f"in{o[1:]}"], self.sum_to(v, names[f"in{o[1:]}"]))
@@ -471,7 +552,7 @@ class Backward:
                 continue
             holders = self.holders.get((leaf, g), {leaf})
             alone = holders <= self.leaf_vids and leaf == max(holders)  # other leaves only: the last keeps it
-            if self.contig.get(g, True) and g not in self.held and alone:
+            if self.is_contig(g) and g not in self.held and alone:
                 it.grads[leaf] = g  # kept as it is: nothing else holds it
                 continue
             out = self.new(leaf)
