@@ -104,3 +104,14 @@ def test_every_training_fixture_is_a_step() -> None:
         for name, obj in vars(_load(path)).items():
             if isinstance(obj, types.FunctionType) and obj.__module__.startswith("kp_training_"):
                 assert name in steps, f"{path.name}::{name} runs no backward kpredict sees"
+
+
+def test_every_op_a_backward_rule_launches_has_facts() -> None:
+    """rules/autograd.toml names aten ops; each must be in the op table, whose facts the eager model
+    counts (an op without facts would be said as not understood)."""
+    from kpredict.opfacts import load_table
+
+    table = load_table()
+    named = {st.op for rule in table.backward.values() for st in rule.steps if st.op not in ("", "view", "expand")}
+    assert named and not sorted(named - set(table.ops))
+    assert {"permute", "expand", "split", "partial", "stop", "constant"} <= set(table.grad_views.values())

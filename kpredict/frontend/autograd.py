@@ -92,6 +92,8 @@ class Backward:
 
     def emit(self, name: str, reads: list[int], writes: list[int], mutates: tuple[int, ...] = ()) -> None:
         it = self.it
+        if name not in it.table.ops:  # the eager model would count it as nothing: said instead
+            it.unknown(self.node, f"{name} (a backward op without facts in rules/)")
         op = it.emit(self.fact(name), self.node, [TensorRef(v) for v in reads], [TensorRef(v) for v in writes],
                      mutates=mutates)
         if op is not None:
@@ -194,7 +196,7 @@ class Backward:
     # ------------------------------------------------------------------ the pass
     def run(self, root: TensorRef, given: TensorRef | None) -> None:
         it = self.it
-        forward = [op for op in it.fg.ops if op.phase == "forward"]
+        forward = unpacked(it, [op for op in it.fg.ops if op.phase == "forward"])
         self.producers = {op.oid: op for op in forward}
         needs = needs_grad(it, forward)
         if root.vid not in needs:
@@ -308,7 +310,7 @@ class Backward:
                     self.emit("zeros", [], [z])
                     parts.append(z)
             out = self.new(x)
-            self.emit("cat", parts, [out])
+            self.emit("stack" if op.name == "unbind" else "cat", parts, [out])
             self.give(x, self.fresh(out))
             return
         g = grads[op.outputs[0]]
@@ -530,7 +532,7 @@ class Backward:
                 v = self.fresh(self.new(names["grad"], ()))
             else:
                 shape = _broadcast([vals[r].meta.shape for r in reads])
-                v = self.fresh(self.new(reads[0], shape))
+                v = self.fresh(self.new(reads[0], shape, "bool" if self.fact(step.op).dtype == "bool" else None))
             names[o] = v
             outs.append(v)
         name = step.op
@@ -558,6 +560,35 @@ class Backward:
             out = self.new(leaf)
             self.emit("clone", [g], [out])
             it.grads[leaf] = out
+
+
+def unpacked(it: Interpreter, ops: list[Op]) -> list[Op]:
+    """`q, k, v = qkv` makes its three views without an op (iterating a tensor records none): autograd
+    sees one unbind, whose backward stacks the parts. Such views (no producer, another value's storage,
+    as many as the first dim of the latest value of that storage shaped (n, *part)) get that unbind,
+    placed after the whole's producer."""
+    vals = it.fg.values
+    groups: dict[int, list[int]] = {}
+    for v in vals.values():
+        if v.producer is None and not v.is_input and v.storage != v.vid and v.storage in vals:
+            groups.setdefault(v.storage, []).append(v.vid)
+    if not groups:
+        return ops
+    out = list(ops)
+    for storage, parts in groups.items():
+        shape = vals[parts[0]].meta.shape
+        if shape is None or any(vals[p].meta.shape != shape for p in parts):
+            continue
+        whole = max((v.vid for v in vals.values() if v.storage == storage and v.vid not in parts
+                     and v.meta.shape == (len(parts), *shape) and v.vid < min(parts)), default=None)
+        if whole is None:
+            continue
+        at = next((k + 1 for k, op in enumerate(out) if whole in op.outputs), 0)
+        span = out[at - 1].span if at else (out[0].span if out else None)
+        if span is None:
+            continue
+        out.insert(at, Op(-at - 1, "unbind", "view", span, (whole,), tuple(sorted(parts))))
+    return out
 
 
 def _broadcast(shapes: list[tuple | None]) -> tuple | None:
