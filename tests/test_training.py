@@ -115,3 +115,16 @@ def test_every_op_a_backward_rule_launches_has_facts() -> None:
     named = {st.op for rule in table.backward.values() for st in rule.steps if st.op not in ("", "view", "expand")}
     assert named and not sorted(named - set(table.ops))
     assert {"permute", "expand", "split", "partial", "stop", "constant"} <= set(table.grad_views.values())
+
+
+def test_what_is_not_described_makes_lower_bounds() -> None:
+    """Never silent: the optimizer path torch takes on cuda (foreach) is not described, so a cuda step's
+    eager figures are lower bounds naming it; the compiled figures of any step leave out its backward
+    and optimizer, and say so (no speedup)."""
+    path = REPO / "fixtures" / "training" / "gpt_step.py"
+    cuda = next(f for f in analyze_file(path, Settings(target="cuda")).functions if f.qualname == "train_step")
+    assert cuda.lower_bound and any("foreach" in u.name for u in cuda.lower_bound_causes)
+    cpu = next(f for f in analyze_file(path, Settings(target="cpu")).functions if f.qualname == "train_step")
+    assert not cpu.lower_bound and cpu.speedup is None
+    said = " ".join(u.name for u in cpu.compiled_causes)
+    assert "compiled backward" in said and "compiled optimizer step" in said

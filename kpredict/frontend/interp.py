@@ -180,6 +180,7 @@ class Shared:
             "__kp_unknown__": ModRef("kpredict.hook.unknown"),
             "__kp_compiling__": ModRef("kpredict.hook.compiling"),
             "__kp_phase__": ModRef("kpredict.hook.phase"),
+            "__kp_not_understood__": ModRef("kpredict.hook.not_understood"),
             "__kp_zero_grad__": ModRef("kpredict.hook.zero_grad"),
         }
 

@@ -1337,6 +1337,9 @@ class ObjectModel:
             return Py(None)
         if name == "unknown" and args and isinstance(args[0], Py):
             return Unknown(str(args[0].value))
+        if name == "not_understood" and args and isinstance(args[0], Py):  # said: figures become lower bounds
+            self.unknown(node, str(args[0].value))  # type: ignore[attr-defined]
+            return Py(None)
         if name == "phase" and args and isinstance(args[0], Py) and args[0].value in ("forward", "optimizer"):
             self.phase = args[0].value  # type: ignore[attr-defined]
             if self.phase == "optimizer":  # type: ignore[attr-defined]
