@@ -177,10 +177,11 @@ class Backward:
         for x in gs:
             self.pending.get(x, set()).discard(value)
         g = gs[0]
-        for other in gs[1:]:
+        for other in gs[1:]:  # torch's input buffer adds into the first gradient (add_, or add when shared)
             out = self.new(g)
             self.emit("add", [g, other], [out])
-            g = self.fresh(out)
+            self.st[out] = self.strides(g)
+            g = out
         return g
 
     def sum_to(self, grad: int, like: int) -> int:
