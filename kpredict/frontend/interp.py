@@ -181,6 +181,7 @@ class Shared:
             "__kp_compiling__": ModRef("kpredict.hook.compiling"),
             "__kp_phase__": ModRef("kpredict.hook.phase"),
             "__kp_not_understood__": ModRef("kpredict.hook.not_understood"),
+            "__kp_optim_state__": ModRef("kpredict.hook.optim_state"),
             "__kp_zero_grad__": ModRef("kpredict.hook.zero_grad"),
         }
 
@@ -539,6 +540,7 @@ class Interpreter(ObjectModel):
         self.builds = 0  # objects constructed so far (ObjectModel.construct)
         self.grads: dict[int, int] = {}  # leaf -> its `.grad` after a backward (autograd.py); None on entry
         self.phase = "forward"  # the part of a training step being run: "optimizer" inside a step() (libraries.toml)
+        self.optim_states: dict[int, object] = {}  # optimizer -> its state, for this analysis (libraries.toml)
 
     # ------------------------------------------------------------------ graph construction
     def new_tensor(self, meta: TensorMeta, *, producer: int | None = None, storage: int | None = None,

@@ -1337,6 +1337,8 @@ class ObjectModel:
             return Py(None)
         if name == "unknown" and args and isinstance(args[0], Py):
             return Unknown(str(args[0].value))
+        if name == "optim_state" and args:  # an optimizer's state: per analysis, empty at its start
+            return self.optim_states.setdefault(id(args[0]), Dict({}))  # type: ignore[attr-defined]
         if name == "not_understood" and args and isinstance(args[0], Py):  # said: figures become lower bounds
             self.unknown(node, str(args[0].value))  # type: ignore[attr-defined]
             return Py(None)
