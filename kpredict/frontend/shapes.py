@@ -70,11 +70,16 @@ def dtype_info(dtype: str) -> DtypeInfo | None:
     return None
 
 
+# Python's types as dtypes, as torch maps them (`torch.ones(3, dtype=bool)`: torch.bool; float: float64)
+_PY_DTYPES = {"builtins.bool": "bool", "builtins.int": "int64", "builtins.float": "float64",
+              "builtins.complex": "complex128"}
+
+
 def dtype_from_dotted(dotted: str) -> str | None:
-    """'torch.float16' -> 'float16'."""
+    """'torch.float16' -> 'float16'; 'builtins.bool' (dtype=bool) -> 'bool'."""
     if dotted.startswith("torch."):
         return DTYPE_NAMES.get(dotted[6:])
-    return None
+    return _PY_DTYPES.get(dotted)
 
 
 def promote(dtypes: list[str | None], scalars: list[object] = ()) -> str | None:
