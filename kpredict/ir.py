@@ -322,6 +322,12 @@ class FunctionReport:
     speedup: float | None = None
     device: str | None = None  # the device preset the times are for (rules/devices.toml)
 
+    @property
+    def compiled_lower_bound(self) -> bool:
+        """The compiled figures are lower bounds: what the function does not understand, or what the
+        compiled model leaves out (a training step's backward)."""
+        return self.lower_bound or bool(self.compiled_causes)
+
 
 @dataclass(slots=True)
 class FileReport:

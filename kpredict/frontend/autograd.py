@@ -20,10 +20,11 @@ import ast
 from typing import TYPE_CHECKING
 
 from kpredict.frontend.values import Py, TensorRef
+from kpredict.frontend import shapes as S
 from kpredict.frontend import strides as L
 from kpredict.frontend.objects import FLOAT_DTYPES
 from kpredict.ir import Checkpoint, Op, TensorMeta, shape_numel
-from kpredict.opfacts import GradStep, OpFact
+from kpredict.opfacts import GradRule, GradStep, OpFact
 
 if TYPE_CHECKING:
     from kpredict.frontend.interp import Interpreter
@@ -224,17 +225,18 @@ class Backward:
                 continue  # no input needs grad: the reentrant form records no backward, keeps nothing
             self.saved.extend(v for v in cp.inputs if not it.shared.values[v].requires_grad)
         recomputed: set[int] = set()
-        for k, op in enumerate(reversed(forward)):
+        for at in range(len(forward) - 1, -1, -1):
+            op = forward[at]
             outs = [o for o in op.outputs if o in self.contrib]
             if not outs:
                 continue
             if op.only == "compiled" and self.rule_for(op) is None:  # the form for torch.compile: eager ran a twin
-                self.to_twin(op, forward[len(forward) - 1 - k::-1])
+                self.to_twin(op, forward[at::-1])
                 continue
-            k = region_of.get(op.oid)
-            if k is not None and k not in recomputed:  # the segment's forward again, before its backward
-                recomputed.add(k)
-                self.recompute(it.fg.checkpoints[k], needs)
+            region = region_of.get(op.oid)
+            if region is not None and region not in recomputed:  # the segment's forward again, before its backward
+                recomputed.add(region)
+                self.recompute(it.fg.checkpoints[region], needs)
             wanted = [i for i in op.inputs if i in needs]
             if not wanted:
                 for o in outs:
@@ -259,12 +261,8 @@ class Backward:
         rule = self.rule_for(op)
         if rule is None:
             return False, False
-        live = {f"g{k}" for k, v in enumerate(op.inputs) if v in needs}
-        reads: set[str] = set()
-        for step in reversed(rule.steps):
-            if live & set(step.outs):
-                live |= {a for a in step.args if a.startswith("t")}
-                reads |= set(step.args)
+        reads = {a for step in live_steps(rule, {f"g{k}" for k, v in enumerate(op.inputs) if v in needs})
+                 for a in step.args}
         ins = any(a.startswith("in") and int(a[2:]) < len(op.inputs) for a in reads)
         outs = any(a.startswith("out") and int(a[3:]) < len(op.outputs) for a in reads)
         return ins, outs
@@ -300,7 +298,6 @@ class Backward:
         x = op.inputs[0]
         if kind == "stop" or x not in needs:
             return
-        xv = it.fg.values[x]
         if kind == "split" or len(op.outputs) > 1:
             parts = []
             for o in op.outputs:
@@ -448,7 +445,7 @@ class Backward:
                 and self.it.fg.values[op.mutates[0]].storage == op.mutates[0]
                 and self.rule_for(op) is not None)
 
-    def rule_for(self, op: Op):  # -> GradRule | None
+    def rule_for(self, op: Op) -> GradRule | None:
         table = self.it.table.backward
         for name in (op.name, op.name.rstrip("_") if op.mutates else op.name):
             rule = table.get(f"{name}/{len(op.inputs)}") or table.get(name)
@@ -473,14 +470,7 @@ class Backward:
             return
         names["grad"] = self.folded(op, grads[first])
         wanted = {f"g{k}" for k, v in enumerate(op.inputs) if v in needs}
-        # intermediates that a needed gradient's step reads, back to front
-        live = set(wanted)
-        for step in reversed(rule.steps):
-            if live & set(step.outs):
-                live |= {a for a in step.args if a.startswith("t")}
-        for step in rule.steps:
-            if not live & set(step.outs):
-                continue
+        for step in live_steps(rule, wanted):
             self.step(op, step, names, wanted)
 
     def step(self, op: Op, step: GradStep, names: dict[str, int], wanted: set[str]) -> None:
@@ -510,7 +500,7 @@ class Backward:
             self.saved.extend(self.stored(names[a]) for a in step.args if a[:2] in ("in", "ou") and a in names)
         outs = []
         pointwise = self.fact(step.op).category == "pointwise"
-        wide = _broadcast([vals[r].meta.shape for r in reads]) if pointwise and len(targets) == 1 else None
+        wide = S.broadcast([vals[r].meta.shape for r in reads]) if pointwise and reads and len(targets) == 1 else None
         for o in targets:
             if o.startswith("g"):
                 x = names[f"in{o[1:]}"]
@@ -524,7 +514,7 @@ class Backward:
                     rank = len(vals[x].meta.shape or ())
                     if (step.op in ("mm", "matmul") and rank <= 2) or step.op.startswith("_scaled_dot_product"):
                         self.st[v] = self.it.strides_of(TensorRef(x)) or self.st[v]
-                    elif self.fact(step.op).category == "pointwise":  # as its first operand of that shape
+                    elif pointwise:  # as its first operand of that shape
                         src = next((r for r in reads if vals[r].meta.shape == vals[x].meta.shape), None)
                         if src is not None:
                             self.st[v] = self.strides(src) if src in self.st else (
@@ -532,7 +522,7 @@ class Backward:
             elif not reads:  # a 0-dim constant (scalar_tensor), in the gradient's dtype
                 v = self.fresh(self.new(names["grad"], ()))
             else:
-                shape = _broadcast([vals[r].meta.shape for r in reads])
+                shape = S.broadcast([vals[r].meta.shape for r in reads])
                 v = self.fresh(self.new(reads[0], shape, "bool" if self.fact(step.op).dtype == "bool" else None))
             names[o] = v
             outs.append(v)
@@ -592,17 +582,14 @@ def unpacked(it: Interpreter, ops: list[Op]) -> list[Op]:
     return out
 
 
-def _broadcast(shapes: list[tuple | None]) -> tuple | None:
-    known = [s for s in shapes if s is not None]
-    if len(known) != len(shapes) or not known:
-        return None
-    n = max(len(s) for s in known)
-    out: list = []
-    for k in range(n):
-        dims = [s[len(s) - n + k] for s in known if len(s) - n + k >= 0]
-        big = [d for d in dims if d != 1]
-        out.append(big[0] if big else 1)
-    return tuple(out)
+def live_steps(rule: GradRule, wanted: set[str]) -> list[GradStep]:
+    """The steps of `rule` a backward runs: those writing a wanted gradient, and the intermediates
+    those read (found back to front), in the rule's order."""
+    live = set(wanted)
+    for step in reversed(rule.steps):
+        if live & set(step.outs):
+            live |= {a for a in step.args if a.startswith("t")}
+    return [step for step in rule.steps if live & set(step.outs)]
 
 
 def grad_of(it: Interpreter, t: TensorRef) -> object:

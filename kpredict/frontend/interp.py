@@ -647,6 +647,10 @@ class Interpreter(ObjectModel):
             self.fg.checkpoints.append(Checkpoint(oids, inputs, reentrant))
         return made
 
+    def requires_grad(self, t: TensorRef, flag: bool = True) -> None:
+        """Mark a tensor as a leaf of autograd (nn.Parameter, `requires_grad=True`), here and in the file's registry."""
+        self.local(t.vid).requires_grad = self.shared.values[t.vid].requires_grad = flag
+
     def compiled_not_modelled(self, node: ast.AST, what: str) -> None:
         """Something the compiled figures leave out (a training step's backward or optimizer): said once."""
         if self.recording and not any(u.name == what for u in self.fg.compiled_unknowns):
@@ -2040,7 +2044,7 @@ class Interpreter(ObjectModel):
         if dotted.startswith("torch.") and py(kwargs.get("requires_grad"), False) is True:
             made = self.dotted_call(dotted, args, {k: v for k, v in kwargs.items() if k != "requires_grad"}, node, frame)
             if isinstance(made, TensorRef):  # a leaf of autograd (autograd.py)
-                self.local(made.vid).requires_grad = self.shared.values[made.vid].requires_grad = True
+                self.requires_grad(made)
             return made
         if dotted in ("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint") and args:
             return self.checkpoint(args, kwargs, node, frame)
@@ -2080,7 +2084,7 @@ class Interpreter(ObjectModel):
                       "torch.nn.parameter.Buffer"):
             flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", Py(True))
             if args and isinstance(args[0], TensorRef) and "Parameter" in dotted and py(flag, True) is not False:
-                self.local(args[0].vid).requires_grad = self.shared.values[args[0].vid].requires_grad = True
+                self.requires_grad(args[0])
             return args[0] if args else Unknown(dotted)
         if dotted.startswith("torch.nn.init."):
             return args[0] if args else Py(None)  # in-place initialization: not part of a forward
@@ -2969,7 +2973,7 @@ class Interpreter(ObjectModel):
             return Py(None)
         if name == "requires_grad_":
             flag = py(args[0] if args else kwargs.get("requires_grad", Py(True)), True)
-            self.local(t.vid).requires_grad = self.shared.values[t.vid].requires_grad = bool(flag)
+            self.requires_grad(t, bool(flag))
             return t
         fact = self.table.for_method(name)
         if fact is None:

@@ -1302,7 +1302,7 @@ class ObjectModel:
         if name == "param":
             made = self.make_param(args[0] if args else Py(None), args[1] if len(args) > 1 else Py(None))
             if isinstance(made, TensorRef) and not (len(args) > 2 and py(args[2], True) is False):
-                self.shared.values[made.vid].requires_grad = True  # a parameter; a buffer says False
+                self.requires_grad(made)  # type: ignore[attr-defined]  # a parameter; a buffer says False
             return made
         if name == "container" and len(args) >= 3:
             self.init_container(args[0], args[1], str(args[2].value) if isinstance(args[2], Py) else "")

@@ -50,7 +50,7 @@ def function_dict(fn: FunctionReport, ops: bool = True) -> dict:
             "kernels": c.kernels, "reads": c.reads, "writes": c.writes, "bytes": c.bytes,
             "graphs": c.graphs,
             "graph_breaks": [{"line": b.line, "reason": b.reason} for b in c.graph_breaks],
-            "lower_bound": fn.lower_bound or bool(fn.compiled_causes),
+            "lower_bound": fn.compiled_lower_bound,
             **_cost(fn.compiled_cost),
         },
         "speedup": None if fn.speedup is None else round(fn.speedup, 3),

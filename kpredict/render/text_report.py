@@ -56,7 +56,7 @@ def speedup_line(fn: FunctionReport) -> str | None:
         return None
     lb = fn.lower_bound
     sp = "?" if fn.speedup is None or lb else f"{fn.speedup:.2f}x"
-    clb = lb or bool(fn.compiled_causes)
+    clb = fn.compiled_lower_bound
     return (f"speedup {sp} (eager {at_least(human_time(e), lb)} -> compiled {at_least(human_time(c), clb)}): "
             f"roofline model on {fn.device}, unchecked against a measurement")
 
@@ -89,7 +89,7 @@ def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
                  f"{at_least(human_bytes(e.bytes), lb):>10}  {at_least(e.syncs, lb):>5} "
                  f"{at_least(human_flops(fn.eager_cost.flops), lb):>9} {at_least(human_time(fn.eager_cost.time_us), lb):>10}")
     graphs = f"  graphs: {c.graphs}" if c.graphs != 1 else ""
-    clb = lb or bool(fn.compiled_causes)
+    clb = fn.compiled_lower_bound
     lines.append(f"    {'compiled':10} {at_least(c.kernels, clb):>8} {at_least(ct, clb):>10} "
                  f"{at_least(human_bytes(c.bytes), clb):>10}  {at_least(c.syncs, clb):>5} "
                  f"{at_least(human_flops(fn.compiled_cost.flops), clb):>9} {at_least(human_time(fn.compiled_cost.time_us), clb):>10}{graphs}")

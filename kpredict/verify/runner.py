@@ -12,7 +12,6 @@ kernel names are shown with a mark too, but do not decide the match.
 from __future__ import annotations
 
 import ast
-
 import json
 import os
 import signal
@@ -357,7 +356,7 @@ def run_verify(path: str, qualname: str | None = None, device: str = "auto", exa
 
 
 def runs_backward(path: str) -> bool:
-    """Whether the file calls `.backward(...)` or `torch.autograd.backward`/`grad`: a training step, which
+    """Whether the file calls a `.backward(...)` (a tensor's, or torch.autograd's): a training step, which
     runs with autograd on (the oracle runs forwards under no_grad, as the predictions assume)."""
     try:
         with open(path, encoding="utf-8") as f:
