@@ -24,7 +24,10 @@ sys.path.insert(0, str(ROOT))
 from kpredict.api import analyze_file  # noqa: E402
 from kpredict.settings import Settings  # noqa: E402
 
-MODELS = Path.home() / ".cache/kpredict-bench/transformers-5.25.0-py3-none-any/transformers/models"
+# the wheel as benchmarks/throughput.py unpacks it, else the copy tests/corpus_sources.py keeps (the same files)
+MODELS = next((p for p in (Path.home() / ".cache/kpredict-bench/transformers-5.25.0-py3-none-any/transformers/models",
+                           Path.home() / ".cache/kpredict-bench/corpus/transformers-5.25.0/transformers/models")
+               if p.is_dir()), Path.home() / ".cache/kpredict-bench/transformers-5.25.0-py3-none-any/transformers/models")
 
 
 def main() -> None:

@@ -154,6 +154,12 @@ MODELS = {m.name: m for m in [
             "shared_expert_intermediate_size=64"),
     HFModel("granitemoe", "GraniteMoeConfig", "GraniteMoeModel",
             DECODER + ", num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2"),
+    # Composite models: the language model built by AutoModel.from_config from a sub-config given as a dict
+    # (the vision tower is built, and not run on text alone)
+    HFModel("llava", "LlavaConfig", "LlavaModel",
+            f"text_config=dict(model_type='llama', {DECODER}, num_key_value_heads=2), vision_config=dict("
+            "model_type='clip_vision_model', hidden_size=32, intermediate_size=64, num_hidden_layers=1, "
+            "num_attention_heads=2, image_size=32, patch_size=8, projection_dim=32)"),
 ]}
 
 

@@ -230,3 +230,37 @@ def test_sub_configs_from_transformers_own_files(tmp_path: Path, qual: str) -> N
     measured = observed["functions"][f"fixtures/libraries/transformers_lib.py::{qual}"]["eager"]
     fn = analyze_file(probe, Settings(target="cpu"), only=qual).functions[0]
     assert (fn.eager.kernels, fn.eager.bytes) == (measured["kernels"], measured["bytes"])
+
+
+def test_auto_model_from_config_builds_the_configs_model(tmp_path: Path) -> None:
+    """`AutoModel.from_config(config)` read from transformers' own auto classes (the tree holds
+    transformers): auto_class_update's copied from_config and PreTrainedModel._from_config's init
+    contexts are rules/libraries.toml overrides, the rest (the config's model type through the auto
+    mappings, importlib) transformers' code. It builds the model the config names, with the same figures
+    as building that class directly; before, the call was not understood (composite models such as llava
+    built no language model). Llava itself is held to the CPU oracle by the transformers scoreboard."""
+    from test_verify_real_models import TRANSFORMERS, _install
+
+    site = _install(TRANSFORMERS)
+    (tmp_path / "transformers").symlink_to(site / "transformers")
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from transformers.models.auto import AutoModel\n"
+        "from transformers.models.llama.configuration_llama import LlamaConfig\n"
+        "from transformers.models.llama.modeling_llama import LlamaModel\n"
+        "CONFIG = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,\n"
+        "                     num_attention_heads=4, num_key_value_heads=2, use_cache=False)\n"
+        "\n"
+        "\n"
+        "# kpredict: example ids=randint(0, 128, (1, 16))\n"
+        "def auto(ids):\n"
+        "    return AutoModel.from_config(CONFIG)(input_ids=ids)\n"
+        "\n"
+        "\n"
+        "# kpredict: example ids=randint(0, 128, (1, 16))\n"
+        "def direct(ids):\n"
+        "    return LlamaModel(CONFIG)(input_ids=ids)\n")
+    rep = analyze_file(probe, Settings(target="cpu"))
+    fig = {f.qualname: (f.eager.kernels, f.eager.bytes, f.compiled.kernels, [u.name for u in f.unknown])
+           for f in rep.functions}
+    assert fig["auto"] == fig["direct"] and not fig["auto"][3] and fig["auto"][0] > 50, fig

@@ -4,7 +4,9 @@ oracle's (`kpredict verify --device cpu`, torch 2.13.0+cpu) on the same source."
 
 from __future__ import annotations
 
-from kpredict.api import analyze_source
+from pathlib import Path
+
+from kpredict.api import analyze_file, analyze_source
 from kpredict.settings import Settings
 
 ROPE_BY_LAYER_TYPE = '''import torch
@@ -300,3 +302,95 @@ def f(q, k, v):
 '''
     f = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions[0]
     assert (f.eager.kernels, f.eager.reads + f.eager.writes, f.eager.bytes, f.compiled.kernels) == (6, 15, 7312, 2)
+
+
+def _lazy_package(root: Path) -> Path:
+    """A package laid out as transformers lays its models out: a lazy `__init__` that star-imports its
+    modules under TYPE_CHECKING, a registry of names found through importlib, a reverse mapping built by
+    a dict comprehension of 600 entries."""
+    pkg = root / "lib"
+    (pkg / "models" / "tiny").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models" / "__init__.py").write_text("")
+    (pkg / "models" / "tiny" / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from .modeling_tiny import *\n"
+        "else:\n"
+        "    import sys\n"
+        "    sys.modules[__name__] = object()\n")
+    (pkg / "models" / "tiny" / "modeling_tiny.py").write_text(
+        "import torch\n"
+        "__all__ = ['Sin']\n"
+        "class Sin(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x.sin()\n")
+    (pkg / "models" / "registry.py").write_text(
+        "import importlib\n"
+        "NAMES = {f'model_{i}': f'Class{i}' for i in range(600)}\n"
+        "NAMES['tiny'] = 'Sin'\n"
+        "REVERSE = {v: k for k, v in NAMES.items()}\n"
+        "def build(name):\n"
+        "    module = importlib.import_module(f'.{REVERSE[name]}', 'lib.models')\n"
+        "    return getattr(module, name)()\n")
+    main = pkg / "models" / "use.py"
+    main.write_text(
+        "import torch\n"
+        "from .tiny import Sin\n"
+        "from .registry import build\n"
+        "\n"
+        "\n"
+        "# kpredict: example x=randn(8)\n"
+        "def star(x):\n"
+        "    return Sin()(x)\n"
+        "\n"
+        "\n"
+        "# kpredict: example x=randn(8)\n"
+        "def by_name(x):\n"
+        "    return build('Sin')(x)\n")
+    return main
+
+
+def test_a_lazy_package_an_importlib_lookup_and_a_long_reverse_dict(tmp_path: Path) -> None:
+    """transformers' AutoModel.from_config finds a model class so: the model's package exports it only
+    through `if TYPE_CHECKING: from .modeling_x import *` (a _LazyModule at run time), the class is
+    found with importlib.import_module(f".{module}", "transformers.models"), and the module comes from a
+    reverse dict of ~600 model types. Each was lost before (the star import inside `if` not read,
+    importlib not followed, a dict comprehension of plain values cut after 128 items): the call was not
+    understood. The sine is the one kernel both functions run."""
+    rep = analyze_file(_lazy_package(tmp_path), Settings(target="cpu"))
+    got = {f.qualname: ([r.op for r in f.ops], [u.name for u in f.unknown]) for f in rep.functions}
+    assert got == {"star": (["sin"], []), "by_name": (["sin"], [])}, got
+
+
+def test_a_model_output_unpacked_into_another() -> None:
+    """`LlavaModelOutputWithPast(**outputs, image_outputs=...)`: a ModelOutput (a dataclass) unpacked with
+    `**` passes its fields that are not None. It was dropped: the new output held none of them and the
+    compiled model kept what nothing returns (llava on cuda 34 kernels, cudagen 33). Here the sine is
+    returned, the cosine is dead code under torch.compile."""
+    src = '''import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class Out:
+    last: torch.Tensor | None = None
+    extra: torch.Tensor | None = None
+
+
+@dataclass
+class Wrapped(Out):
+    image: torch.Tensor | None = None
+
+
+def inner(x):
+    unused = x.cos()
+    return Out(last=x.sin())
+
+
+# kpredict: example x=randn(8)
+def f(x):
+    return Wrapped(**inner(x), image=None).last * 2
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions[0]
+    assert ([r.op for r in f.ops], f.compiled.kernels, [u.name for u in f.unknown]) == (["cos", "sin", "mul"], 1, [])

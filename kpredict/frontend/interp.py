@@ -1683,8 +1683,10 @@ class Interpreter(ObjectModel):
                 self.assume(f"line {e.lineno}: comprehension length not known statically while building the model; "
                             "counted once", force=True)
             idle, mark = self.idle_step(idle, mark)
-            if idle >= IDLE_ITERATIONS and len(items) > IDLE_ITERATIONS * 4:
-                # a long comprehension of plain values: its length stays right, its items do not
+            if idle >= IDLE_ITERATIONS and len(items) > IDLE_ITERATIONS * 4 and not isinstance(e, ast.DictComp):
+                # a long comprehension of plain values: its length stays right, its items do not (a dict's
+                # keys are its items: a mapping cut short answers wrongly, as transformers' auto mappings'
+                # reverse dicts of 600 model types did, so a dict comprehension runs to max_unroll)
                 self.assume(f"line {e.lineno}: comprehension does no tensor work; items after "
                             f"{IDLE_ITERATIONS} not computed")
                 if len(e.generators) == 1 and not g.ifs and not isinstance(e, ast.DictComp):
@@ -1818,6 +1820,16 @@ class Interpreter(ObjectModel):
             if k.arg is None:
                 if isinstance(v, Dict):
                     kwargs.update({str(kk): vv for kk, vv in v.items.items()})
+                elif isinstance(v, Py) and isinstance(v.value, dict):
+                    kwargs.update({str(kk): Py(vv) for kk, vv in v.value.items()})
+                elif isinstance(v, Instance) and self.is_output_mapping(v):
+                    # `Out(**outputs)`: a ModelOutput is a mapping of its fields that are not None
+                    if self.shared.summaries.reading:
+                        for name in v.attrs:
+                            self.shared.summaries.read(v, name)
+                    kwargs.update({n: x for n, x in v.attrs.items() if not (isinstance(x, Py) and x.value is None)})
+                else:
+                    self.unknown(k, f"**{_text(k.value)}")
             else:
                 kwargs[k.arg] = v
         return self.call(f, args, kwargs, e, frame)
@@ -2033,6 +2045,23 @@ class Interpreter(ObjectModel):
             return Unknown(name, out.vid)
         return Unknown(name)
 
+    def import_module(self, name: object, package: object, frame: Frame) -> object:
+        """`importlib.import_module(name, package)` with known strings: the module of the tree (or the
+        library rules/ describes) that an import statement naming it would give; transformers' auto
+        classes find a model's module so (`importlib.import_module(".llama", "transformers.models")`)."""
+        dotted, pkg = py(name, None), py(package, None)
+        if not isinstance(dotted, str) or not dotted or (pkg is not None and not isinstance(pkg, str)):
+            return Unknown("importlib.import_module")
+        if dotted.startswith("."):
+            if not pkg:
+                return Unknown("importlib.import_module")
+            level = len(dotted) - len(dotted.lstrip("."))
+            base = pkg.split(".")
+            if level - 1 >= len(base):
+                return Unknown("importlib.import_module")
+            dotted = ".".join(base[: len(base) - (level - 1)] + ([dotted.lstrip(".")] if dotted.lstrip(".") else []))
+        return self.import_value(dotted, frame.mod)
+
     def dotted_call(self, dotted: str, args: list[object], kwargs: dict[str, object], node: ast.AST, frame: Frame) -> object:
         if dotted in ("builtins.map", "builtins.filter") and not kwargs:
             return self.map_filter(dotted[9:], args, node, frame)
@@ -2040,6 +2069,8 @@ class Interpreter(ObjectModel):
             return self.builtin_call(dotted[9:], args, kwargs, node)
         if dotted == "functools.partial" and args:
             return Partial(args[0], tuple(args[1:]), dict(kwargs))
+        if dotted == "importlib.import_module" and args:
+            return self.import_module(args[0], args[1] if len(args) > 1 else kwargs.get("package"), frame)
         args, kwargs = _as_tensors(args, kwargs)
         if dotted.startswith("torch.") and py(kwargs.get("requires_grad"), False) is True:
             made = self.dotted_call(dotted, args, {k: v for k, v in kwargs.items() if k != "requires_grad"}, node, frame)
@@ -2737,10 +2768,15 @@ class Interpreter(ObjectModel):
         kwargs: dict[str, object] = {k: Py(v) for k, v in hit.get("kwargs", {}).items()}
         return self.construct(cls, [], kwargs, node)
 
+    def is_output_mapping(self, obj: Instance) -> bool:
+        """A dataclass output (transformers' ModelOutput) or a catalogue container: indexed and unpacked
+        (`**out`) by its fields."""
+        return obj.mod == CONTAINER or any(self.is_dataclass(k) for k in self.mro(ClassRef(obj.cls, obj.mod)))
+
     def instance_item(self, obj: Instance, idx: object, node: ast.AST, frame: Frame) -> object:
         """`out[0]` / `out["logits"]`: dataclass outputs (ModelOutput) index their non-None fields;
         other classes run their own __getitem__."""
-        if obj.mod == CONTAINER or any(self.is_dataclass(k) for k in self.mro(ClassRef(obj.cls, obj.mod))):
+        if self.is_output_mapping(obj):
             if self.shared.summaries.reading:
                 for name in obj.attrs:  # which fields are None decides the item
                     self.shared.summaries.read(obj, name)

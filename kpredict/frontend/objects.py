@@ -46,6 +46,22 @@ _CTX_METHODS = ("save_for_backward", "mark_dirty", "mark_non_differentiable", "s
 _MISSING = object()
 _VER = operator.attrgetter("ver")
 MODULE_STEPS = 20_000  # statements run for the top level of one imported file
+
+
+def _star_imports(body: list[ast.stmt]) -> list[ast.ImportFrom]:
+    """The `from .x import *` statements of a module, also those in `if`/`try` blocks: a lazy package
+    (transformers' `if TYPE_CHECKING: from .modeling_auto import *`, with a _LazyModule that resolves
+    the same names at run time in the else branch) exports what its type-checking branch imports."""
+    out: list[ast.ImportFrom] = []
+    for stmt in body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.names and stmt.names[0].name == "*":
+            out.append(stmt)
+        elif isinstance(stmt, (ast.If, ast.Try)):
+            out += _star_imports(stmt.body)
+            for h in getattr(stmt, "handlers", []):
+                out += _star_imports(h.body)
+            out += _star_imports(stmt.orelse)
+    return out
 CONFIG_NAMES = ("config", "cfg", "conf", "args", "hparams", "hp", "params", "opt", "opts", "model_args",
                 "model_config", "configs", "hyperparams")
 CONFIG_SUFFIXES = ("Config", "Args", "Cfg", "Configuration", "Hparams", "HParams", "Params")
@@ -256,9 +272,7 @@ class ObjectModel:
         if name.startswith("_") or key in seen:
             return None
         info = self.modinfo(key)
-        for stmt in info.tree.body:
-            if not (isinstance(stmt, ast.ImportFrom) and stmt.names and stmt.names[0].name == "*"):
-                continue
+        for stmt in _star_imports(info.tree.body):
             hit = I.resolve(self.path_of(key), "." * stmt.level + (stmt.module or ""))
             if hit is None or hit[1]:
                 continue
