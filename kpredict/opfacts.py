@@ -59,6 +59,9 @@ class OpFact:
     # compiled: Inductor's lowering calls realize_hint() on the input (a window op reads each element
     # several times): an unrealized pointwise input that loads more than one buffer becomes a kernel
     realize_input: bool = False
+    # a store at indices (scatter, index_add, ...): on CUDA compiled a kernel of its own (models.inductor
+    # split_scatter_stores)
+    indirect_store: bool = False
     source: str = ""
 
     def eager_kernels(self, target: str) -> int:
@@ -200,6 +203,7 @@ def _fact(name: str, d: dict, base: OpFact | None = None) -> OpFact:
         eager_name=d.get("eager_name", b.eager_name if b else None),
         fx_nodes=d.get("fx_nodes", b.fx_nodes if b else 1),
         realize_input=d.get("realize_input", b.realize_input if b else False),
+        indirect_store=d.get("indirect_store", b.indirect_store if b else False),
         source=d.get("source", b.source if b else ""),
     )
 

@@ -43,7 +43,7 @@ def torch_lists() -> dict:
     import torch
     import torch.nn.functional as F
 
-    aten = {n.split("::", 1)[1] for n in torch._C._dispatch_get_all_op_names() if n.startswith("aten::")}
+    aten = {n.split("::", 1)[1].split(".")[0] for n in torch._C._dispatch_get_all_op_names() if n.startswith("aten::")}
     functional = []
     for name in dir(F):
         obj = getattr(F, name)

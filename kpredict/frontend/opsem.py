@@ -200,6 +200,8 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
     if fact.shape == "rnn_layer":  # also writes the last step's hidden and cell states, shaped like hx and cx
         outs += [it.new_tensor(TensorMeta(m.shape, dtype, device)) for m in (metas + [TensorMeta()] * 7)[5:7]]
     it.emit(fact, node, tensors, outs, category=cat, aten=aten, reduce=reduce)
+    if fact.name == "argsort":
+        return outs[1]  # sort's indices; its values are written too
     if n_out == 2 or fact.shape == "rnn_layer":
         return Seq(outs, "tuple")
     return outs[0]
@@ -572,7 +574,7 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         shape = first.shape
         if fact.category in ("pointwise",) and t is not None and not base_contig and len(tensors) == 1:
             contiguous = fact.name == "clone" and False or (fact.name in ("contiguous", "reshape", "flatten"))
-        if fact.category == "reduction" and fact.name in ("_softmax", "_log_softmax", "cumsum"):
+        if fact.category == "reduction" and fact.name in ("_softmax", "_log_softmax", "cumsum", "cumprod"):
             dim = a.py(0, "dim", -1)
             if first.shape is not None and isinstance(dim, int) and -len(first.shape) <= dim < len(first.shape):
                 reduce = S.reduce_shape(first.shape, [dim], True)
@@ -690,6 +692,23 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         if fact.name == "randint":
             sizes = a.ints_at(2, "size")
         shape = tuple(sizes) if sizes is not None and None not in sizes else None
+    elif rule == "eye":  # torch.eye(n, m=n)
+        n, m = a.py(0, "n", None), a.py(1, "m", None)
+        if type(n) is int:
+            shape = (n, m if type(m) is int else n)
+    elif rule == "linspace":  # torch.linspace / logspace(start, end, steps)
+        steps = a.py(2, "steps", None)
+        if type(steps) is int:
+            shape = (steps,)
+    elif rule == "sort":  # values and int64 indices, each of the input's shape; rows along dim, as a scan's
+        shape, n_out = first.shape, 2
+        dim = a.py(0, "dim", -1)
+        if first.shape is not None and isinstance(dim, int) and -len(first.shape) <= dim < len(first.shape):
+            reduce = S.reduce_shape(first.shape, [dim], True)
+        else:
+            reduce = S.ReduceInfo(first.shape, None, "unknown")
+    elif rule == "second":  # searchsorted(sorted_sequence, values): the values' shape
+        shape = metas[1].shape if len(metas) > 1 else None
     elif rule == "creation_full":
         sizes = a.ints_at(0, "size")
         shape = tuple(sizes) if sizes is not None and None not in sizes else None

@@ -53,6 +53,7 @@ _OID = operator.attrgetter("oid")
 # the normalizing half of a group norm split from its statistics (split_group_norms): a pointwise node
 # that never joins the reduction before it
 GROUP_NORM_APPLY = "group_norm_apply"
+SORTS = ("sort", "argsort")  # a Triton sort only over rows of at most sort_persistent_max (rules/targets.toml)
 PASSIVE = frozenset(("view", "alloc", "noop"))  # categories whose ops touch no memory of their own
 
 
@@ -83,6 +84,7 @@ class Group:
     dtypes: set[str] = field(default_factory=set)
     weight: int = 0  # realized scheduler nodes among its nodes (see Scheduler.realized)
     mask: int = 0  # its nodes as a bit set over the graph's node positions
+    sealed: bool = False  # an indirect store's kernel: nothing fuses into it (split_scatter_stores)
 
 
 def _numel(fg: FunctionGraph, vid: int) -> int | None:
@@ -377,6 +379,44 @@ def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> Functio
     return replace(fg, ops=ops, values=values)
 
 
+def split_scatter_stores(fg: FunctionGraph, conf: dict) -> FunctionGraph:
+    """On CUDA a store at indices (scatter, index_add, index_fill, index_copy: rules/ops.toml
+    `indirect_store`) is a Triton kernel that fuses with nothing, before or after it, and an out-of-place
+    one first copies self into its output, a pointwise kernel that fuses with self's producer [M-CUDA
+    cudagen, torch 2.13: fixtures/ops/scatter_sort.py: x.scatter(1, idx, src) * 2 is
+    triton_poi_fused_scatter_0 (copy), _1 (the scatter), triton_poi_fused_mul_2; zeros_like(x).scatter(...)
+    triton_poi_fused_scatter_zeros_like_0 and _1; y = x + 1; y.index_add_(...) triton_poi_fused_add_0,
+    triton_poi_fused_add_index_add_1]. On CPU every generated node between two extern kernels is one C++
+    function anyway (kernel_groups) [M-CPU the same fixtures: one cpp kernel each]. rules/targets.toml
+    `scatter_store_alone`."""
+    if not conf.get("scatter_store_alone"):
+        return fg
+    table = default_table().ops
+    if not any((f := table.get(op.name)) is not None and f.indirect_store for op in fg.ops):
+        return fg
+    next_oid = max(op.oid for op in fg.ops) + 1
+    next_vid = max(fg.values) + 1
+    next_st = max(v.storage for v in fg.values.values()) + 1
+    values = dict(fg.values)
+    ops: list[Op] = []
+    for op in fg.ops:
+        f = table.get(op.name)
+        if f is None or not f.indirect_store or op.free_reason or op.category != "pointwise" or not op.inputs \
+                or not op.outputs:
+            ops.append(op)
+            continue
+        if not f.inplace:  # the copy of self into the output, then the store into that copy
+            src = values[op.inputs[0]]
+            copy = replace(values[op.outputs[0]], vid=next_vid, storage=next_st, producer=next_oid,
+                           contiguous=True, name=None)
+            values[next_vid] = copy
+            ops.append(replace(op, oid=next_oid, inputs=(src.vid,), outputs=(next_vid,), mutates=()))
+            op = replace(op, inputs=(next_vid, *op.inputs[1:]))
+            next_oid, next_vid, next_st = next_oid + 1, next_vid + 1, next_st + 1
+        ops.append(replace(op, compiled="sealed"))
+    return replace(fg, ops=ops, values=values)
+
+
 def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24) -> bool:
     """Whether a value is a convolution's output, or computed elementwise (or viewed) from one: in a
     channels-last graph it lies channels-last."""
@@ -462,6 +502,7 @@ def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     fg = choose_layout(fg, conf, plain)
     fg = row_layouts(fg, conf, plain)
     fg = split_group_norms(fg, conf, plain)
+    fg = split_scatter_stores(fg, conf)
     if conf.get("kernel_groups"):
         fg = share_layout_copies(fg)
     return fg
@@ -572,6 +613,9 @@ class Scheduler:
         if op.category == "fallback" or comp == "fallback":
             return Node(op, "fallback", None, deps=deps)
         out_n = _numel(self.fg, op.outputs[0]) if op.outputs else None
+        if op.category == "reduction" and op.name in SORTS and not (
+                op.reduce_len and op.reduce_len <= self.conf.get("sort_persistent_max", 0)):
+            return Node(op, "fallback", None, deps=deps)  # a long row: the aten sort (Sort.create gives up)
         if op.category == "reduction":
             in_n = _numel(self.fg, op.inputs[0]) if op.inputs else None
             rout = None
@@ -662,7 +706,7 @@ class Scheduler:
         return producer
 
     def can_fuse(self, g: Group, n: Node, horizontal: bool = False) -> bool:
-        if g.kind != "fused" or n.kind not in ("pw", "red"):
+        if g.kind != "fused" or n.kind not in ("pw", "red") or g.sealed or n.op.compiled == "sealed":
             return False
         if self.realized(g) >= MAX_FUSION_SIZE:
             return False
@@ -797,7 +841,7 @@ class Scheduler:
                 group_of[oid] = g.gid
                 continue
             cand = []
-            for d in sorted(n.deps) if n.op.compiled != "alone" else ():
+            for d in sorted(n.deps) if n.op.compiled not in ("alone", "sealed") else ():
                 gd = group_of.get(d)
                 if gd is not None and groups[gd].kind == "fused" and gd not in cand:
                     cand.append(gd)
@@ -830,6 +874,7 @@ class Scheduler:
                 merged = Group(next(self._gids), [], "fused")
                 groups[merged.gid] = merged
             merged.nodes.append(oid)
+            merged.sealed = n.op.compiled == "sealed"
             merged.weight += self._weight(oid)
             merged.mask |= bit[oid]
             group_of[oid] = merged.gid
@@ -845,7 +890,7 @@ class Scheduler:
         readers: dict[int, set[int]] = {}  # storage -> gids of fused groups reading it (grows on merges)
         if shared_only:
             for g in groups.values():
-                if g.kind == "fused":
+                if g.kind == "fused" and not g.sealed:
                     for st in self._group_reads(g, nodes, group_reads):
                         readers.setdefault(st, set()).add(g.gid)
         dep_reach: dict[int, int] = {}  # gid -> what the group's nodes' outside dependencies reach (bit set)
@@ -866,7 +911,7 @@ class Scheduler:
         changed = True
         while changed:
             changed = False
-            fused = [g for g in groups.values() if g.kind == "fused"]
+            fused = [g for g in groups.values() if g.kind == "fused" and not g.sealed]
             pos = {g.gid: i for i, g in enumerate(fused)}
             # each buffer's readers in program order, as this pass begins (Inductor's buffer groups)
             in_order = {st: sorted(j for j in map(pos.get, r) if j is not None) for st, r in readers.items()}
