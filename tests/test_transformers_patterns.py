@@ -394,3 +394,35 @@ def f(x):
 '''
     f = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions[0]
     assert ([r.op for r in f.ops], f.compiled.kernels, [u.name for u in f.unknown]) == (["cos", "sin", "mul"], 1, [])
+
+
+def test_a_sequence_object_iterates_by_index() -> None:
+    """An object whose class defines __len__ and __getitem__ (a collections.abc.Sequence) iterates over
+    indices 0..len-1, and len() asks its __len__: transformers' DynamicCache(config) makes one cache layer
+    per entry of the config's per-layer view, and every layer after the first was not understood (a
+    default decoder's forward, use_cache=True). `isinstance(i, slice)` of an int is False (it was not
+    known, and the slice branch was taken). Three layers here: three exps."""
+    src = '''import torch
+
+
+class PerLayer:
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return i * 2
+
+
+# kpredict: example x=randn(8)
+def f(x):
+    for scale in PerLayer(3):
+        x = (x * scale).exp()
+    return x, len(PerLayer(5))
+'''
+    f = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions[0]
+    assert ([r.op for r in f.ops].count("exp"), [u.name for u in f.unknown]) == (3, []), [r.op for r in f.ops]

@@ -1198,7 +1198,8 @@ class Interpreter(ObjectModel):
                 self.fg.loop_symbols.append(it.name)
             return None
         if isinstance(it, Instance):
-            return self.container_items(it)
+            items = self.container_items(it)
+            return items if items is not None else self.sequence_items(it, node)
         if isinstance(it, Py) and isinstance(it.value, (range, tuple, list, str)):
             try:
                 if len(it.value) > MAX_ITEMS:  # range(2**40) in a test file: not a count to unroll
@@ -1236,6 +1237,30 @@ class Interpreter(ObjectModel):
                     return [self.unary_view(it, "select", None)] * (IDLE_ITERATIONS + 1)
                 return [self.unary_view(it, "select", None) for _ in range(shape[0])]
         return None
+
+    def sequence_len(self, obj: Instance, node: ast.AST | None) -> int | None:
+        """`len(obj)` of an object whose class defines __len__ (in the tree), when it returns a known int."""
+        if not self.func_def_in_mro(obj, "__len__"):
+            return None
+        f = self.instance_attr(obj, "__len__", node)
+        n = self.call(f, [], {}, node or ast.Pass(), Frame(env={}, qualname="<len>", mod=obj.mod)) \
+            if isinstance(f, FuncRef) else None
+        return n.value if isinstance(n, Py) and type(n.value) is int and 0 <= n.value <= MAX_ITEMS else None
+
+    def sequence_items(self, obj: Instance, node: ast.AST | None) -> list[object] | None:
+        """The items of an object whose class defines __len__ and __getitem__ but no __iter__ (a
+        collections.abc.Sequence: iterating it indexes 0..len-1), such as transformers' per-layer view of
+        a config, which DynamicCache(config) iterates to make one cache layer per decoder layer."""
+        if self.func_def_in_mro(obj, "__iter__") or not self.func_def_in_mro(obj, "__getitem__"):
+            return None
+        n = self.sequence_len(obj, node)
+        if n is None:
+            return None
+        get = self.instance_attr(obj, "__getitem__", node)
+        if not isinstance(get, FuncRef):
+            return None
+        frame = Frame(env={}, qualname="<iter>", mod=obj.mod)
+        return [self.call(get, [Py(i)], {}, node or ast.Pass(), frame) for i in range(min(n, self.settings.max_unroll))]
 
     def first_rows(self, it: object) -> tuple[int, list[object]] | None:
         """For a tensor that iterate() does not list, having more rows than a loop counts: its number
@@ -2228,6 +2253,8 @@ class Interpreter(ObjectModel):
                 return Py(len(args[0].items))
             if args and isinstance(args[0], Instance):
                 items = self.container_items(args[0])
+                if items is None and (n := self.sequence_len(args[0], node)) is not None:
+                    return Py(n)
                 return Py(len(items)) if items is not None else Opaque("len")
             if args and isinstance(args[0], TensorRef):
                 shape = self.meta(args[0]).shape
@@ -2389,7 +2416,9 @@ class Interpreter(ObjectModel):
                 "builtins.object", "types.NoneType", "builtins.type")):
             return Py(False)  # None is an instance of no class that code tests for (BlockMask, a Cache, ...)
         pytypes = {"builtins.int": int, "builtins.float": float, "builtins.str": str, "builtins.bool": bool,
-                   "builtins.tuple": tuple, "builtins.list": list, "builtins.dict": dict}
+                   "builtins.tuple": tuple, "builtins.list": list, "builtins.dict": dict, "builtins.slice": slice,
+                   "builtins.set": set, "builtins.frozenset": frozenset, "builtins.bytes": bytes,
+                   "builtins.complex": complex}
         if isinstance(t, ModRef) and t.dotted in pytypes:
             want = pytypes[t.dotted]
             if isinstance(v, Py):
