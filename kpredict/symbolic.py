@@ -514,6 +514,7 @@ def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, l
     shown = ", ".join(f"{d}={v}" for d, v in marks_a.items())
     other = ", ".join(f"{d}={v}" for d, v in marks_b.items())
     sizes_matter: list[str] = []
+    unsized_modes: list[str] = []  # modes whose bytes a tensor of unknown size keeps unknown
     for mode in ("eager", "compiled"):
         target = out.eager if mode == "eager" else out.compiled
         for field in FIELDS:
@@ -544,6 +545,7 @@ def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, l
                 break
         if p1 is None or any(p is None for p in polys.values()):
             target.bytes = None
+            unsized_modes.append(mode)
             continue
         if want is None or got != want:
             target.bytes = None
@@ -557,9 +559,15 @@ def shape_report(report: FunctionReport, settings: Settings, rebuild: Rebuild, l
             continue
         target.bytes = poly_text(fitted)
     names = ", ".join(dims)
-    notes.insert(0, f"input sizes not given ({names}): bytes are a formula in them, fitted from runs at {shown} "
-                    f"and checked at {other}; give values with --dim {dims[0]}=N; kernel names and ops are for "
-                    f"{shown}" + (f" and loop counts {', '.join(loops)} = 1" if loops else ""))
+    fitted_any = out.eager.bytes is not None or out.compiled.bytes is not None
+    how = (f"bytes are a formula in them, fitted from runs at {shown} and checked at {other}" if fitted_any
+           else f"analyzed at {shown}")
+    notes.insert(0, f"input sizes not given ({names}): {how}; give values with --dim {dims[0]}=N; kernel names "
+                    f"and ops are for {shown}" + (f" and loop counts {', '.join(loops)} = 1" if loops else ""))
+    if unsized_modes:  # never a silent '?': what keeps them unknown with every input sized
+        unsized = unsized_transfer(base_graph or base.graph) if (base_graph or base.graph) is not None else ""
+        notes.append(f"{' and '.join(unsized_modes)} bytes not worked out with the inputs sized: "
+                     + (unsized or f"a tensor's size is not a product of {names}"))
     if sizes_matter:
         notes.append(f"kernel counts depend on {names} (at {shown} vs {other}: {'; '.join(sizes_matter)}): "
                      f"shown for {shown}, an estimate")

@@ -505,3 +505,18 @@ def test_bytes_left_unknown_with_the_inputs_sized_say_what_keeps_them_unknown() 
     assert fn.eager.bytes is None
     assert "bytes not worked out with the inputs sized: line 11: matmul writes a tensor of unknown shape" \
         in fn.assumptions
+
+
+def test_bytes_left_unknown_in_a_loop_say_so_too() -> None:
+    """The same with a loop count nobody gave (`for _ in range(n)`): the counts become a + b*n, and the
+    bytes that a tensor of unknown shape keeps unknown are said (CLIPEncoder.forward with its layer count
+    and an activation not known printed `?` with no reason, and claimed a byte formula); the note on the
+    sizes says they were analyzed at the markers, not that the bytes are a formula."""
+    src = ("import torch\nfrom somewhere import mystery\n\n\ndef f(x, n: int):\n    for _ in range(n):\n"
+           "        x = x * 2\n    return mystery(x) + 1\n")
+    (fn,) = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions
+    assert (fn.eager.bytes, fn.compiled.bytes, fn.eager.kernels) == (None, None, "1 + n")
+    said = [a for a in fn.assumptions if "bytes" in a]
+    assert "eager and compiled bytes not worked out with the inputs sized: line 8: unknown writes a tensor of " \
+           "unknown shape" in said, said
+    assert not any("bytes are a formula" in a for a in said), said
