@@ -279,6 +279,22 @@ def dim_poly(d: int, primes: dict[str, int], strict: bool = False) -> Poly:
             k = d - a * m
             if k and abs(k) <= _AFFINE_SLACK and k.denominator == 1:
                 return {((name, 1),): a, (): Fraction(k)}
+    key, coef = _product(d, primes, strict)
+    if not key and not strict and d > _MULT:
+        # no name divides it: a product of names plus a few tokens? (a ViT's class token + the H*W/256
+        # patches of a cat). The product's coefficient must be 1/2**k, as a patch grid's is (5/32*H - 6 is
+        # no reading of a width of 384); the check run at other markers rejects a wrong one
+        for k in range(1, _AFFINE_SLACK + 1):
+            for c in (k, -k):
+                key2, coef2 = _product(d - c, primes, strict)
+                if key2 and coef2.numerator == 1 and coef2.denominator & (coef2.denominator - 1) == 0 \
+                        and coef2.denominator <= 4096:
+                    return {key2: coef2, (): Fraction(c)}
+    return {key: coef}
+
+
+def _product(d: int, primes: dict[str, int], strict: bool) -> tuple[Monomial, Fraction]:
+    """d as a rational times a product of names: the names whose primes divide it."""
     rest, mono = d, []
     for name, p in primes.items():
         if strict and d % (3 * p):
@@ -293,7 +309,7 @@ def dim_poly(d: int, primes: dict[str, int], strict: bool = False) -> Poly:
         if e:
             mono.append((name, e))
     key = tuple(mono)  # in the order the names were met (B, T, C)
-    return {key: Fraction(d, _mono_value(key, primes))}
+    return key, Fraction(d, _mono_value(key, primes))
 
 
 def _mul(a: Poly, b: Poly, order: dict[str, int]) -> Poly:

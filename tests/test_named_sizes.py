@@ -520,3 +520,31 @@ def test_bytes_left_unknown_in_a_loop_say_so_too() -> None:
     assert "eager and compiled bytes not worked out with the inputs sized: line 8: unknown writes a tensor of " \
            "unknown shape" in said, said
     assert not any("bytes are a formula" in a for a in said), said
+
+
+def test_a_class_token_before_the_patches_of_an_image_is_a_formula() -> None:
+    """A ViT's embeddings: the patch grid of a 16x16 convolution, flattened, after a class token (a
+    cat): the token dim is 1 + H*W/256, a product of names plus a constant. Its bytes were `?` ("not a
+    sum of products"; DINOv3ViTEmbeddings and every ViT-style embedding of transformers); each dim is
+    now read as a product with coefficient 1/2**k plus a few tokens, and the check run at other sizes
+    still decides. At B=1, H=W=32 the formula gives the bytes of the analysis with those sizes."""
+    src = '''import torch
+from torch import nn
+
+
+class Embed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Conv2d(3, 64, 16, stride=16)
+        self.cls = nn.Parameter(torch.zeros(1, 1, 64))
+
+    def forward(self, x):
+        p = self.proj(x).flatten(2).transpose(1, 2)
+        return torch.cat([self.cls.expand(x.shape[0], -1, -1), p], dim=1)
+'''
+    (fn,) = analyze_source(src, "m.py", Settings(target="cpu"), only="Embed.forward").functions
+    assert isinstance(fn.eager.bytes, str) and "B*H*W" in fn.eager.bytes, (fn.eager.bytes, fn.assumptions)
+    sized = Settings(target="cpu", dims=(("B", 1), ("H", 32), ("W", 32)))
+    (exact,) = analyze_source(src, "m.py", sized, only="Embed.forward").functions
+    formula = fn.eager.bytes.replace("B", "1").replace("H", "32").replace("W", "32")
+    assert eval(formula) == exact.eager.bytes, (fn.eager.bytes, exact.eager.bytes)  # noqa: S307 - our own formula
