@@ -115,8 +115,22 @@ def analyze_source(
             report.assumptions = list(report.assumptions) + [
                 f"figures not worked out as formulas in the sizes: {late(settings)}"]
         elif rerunnable and (fg.loop_symbols or fg.shape_symbols):
-            report = symbolic_report(fg, report, again, rerun(module, table, fg.qualname, predict, shared,
-                                                                      examples, inits, first=settings))
+            rebuild = rerun(module, table, fg.qualname, predict, shared, examples, inits, first=settings)
+            cut: list[str] = []  # why a rerun at other sizes stopped short (the file's budgets), if one did
+
+            def watched(*args: object, **kw: object) -> Run | None:
+                run = rebuild(*args, **kw)
+                if run is not None and run.graph.cut_short and not cut:
+                    cut.extend([a.removeprefix("not analyzed: ") for a in run.graph.assumptions
+                                if a.startswith("not analyzed: ") or "too large to follow" in a or "budget" in a]
+                               or ["an analysis at marker sizes stopped short"])
+                return run
+
+            report = symbolic_report(fg, report, again, watched)
+            if cut and (report.eager.bytes is None or report.compiled.bytes is None) \
+                    and not _bytes_said(report.assumptions):
+                report.assumptions = list(report.assumptions) + [
+                    f"figures not worked out as formulas in the sizes: at marker sizes, {cut[0]}"]
             rerun_with_counts = True
         elif rerunnable and guessed:
             # every assumed dim given (--dim B=8 --dim T=1024): one more analysis with the inputs so shaped
@@ -142,8 +156,10 @@ def analyze_source(
 
 
 # what already says why a function's bytes are unknown (api, symbolic.py, an input of no shape)
+# what already says why bytes are `?` (an input's own "tensor of unknown shape" does not: a formula may
+# have been tried with names for it, and left unknown for another reason)
 _BYTES_SAID = ("bytes not worked out", "bytes are not a sum", "kernel counts depend on", "time budget",
-               "tensor of unknown shape", "bytes unknown")
+               "bytes unknown", "not worked out as formulas", "bytes hold a tensor")
 
 
 def _bytes_said(assumptions: list[str]) -> bool:
