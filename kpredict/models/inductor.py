@@ -388,12 +388,13 @@ def split_scatter_stores(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     triton_poi_fused_scatter_zeros_like_0 and _1; y = x + 1; y.index_add_(...) triton_poi_fused_add_0,
     triton_poi_fused_add_index_add_1]. On CPU every generated node between two extern kernels is one C++
     function anyway (kernel_groups) [M-CPU the same fixtures: one cpp kernel each]. rules/targets.toml
-    `scatter_store_alone`."""
-    if not conf.get("scatter_store_alone"):
-        return fg
+    `scatter_store_alone`. An accumulating store (scatter_add, scatter_reduce) is an aten call on CPU after
+    the same copy [M-CPU fixtures/ops/scatter_sort.py scatter_add: cpp_fused_scatter_add_0,
+    aten::scatter_reduce_]: split on every target where the store is a fallback."""
     table = default_table().ops
     if not any((f := table.get(op.name)) is not None and f.indirect_store for op in fg.ops):
         return fg
+    alone = bool(conf.get("scatter_store_alone"))
     next_oid = max(op.oid for op in fg.ops) + 1
     next_vid = max(fg.values) + 1
     next_st = max(v.storage for v in fg.values.values()) + 1
@@ -402,7 +403,7 @@ def split_scatter_stores(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     for op in fg.ops:
         f = table.get(op.name)
         if f is None or not f.indirect_store or op.free_reason or op.category != "pointwise" or not op.inputs \
-                or not op.outputs:
+                or not op.outputs or not (alone or op.compiled == "fallback"):
             ops.append(op)
             continue
         if not f.inplace:  # the copy of self into the output, then the store into that copy
@@ -410,10 +411,11 @@ def split_scatter_stores(fg: FunctionGraph, conf: dict) -> FunctionGraph:
             copy = replace(values[op.outputs[0]], vid=next_vid, storage=next_st, producer=next_oid,
                            contiguous=True, name=None)
             values[next_vid] = copy
-            ops.append(replace(op, oid=next_oid, inputs=(src.vid,), outputs=(next_vid,), mutates=()))
+            ops.append(replace(op, oid=next_oid, inputs=(src.vid,), outputs=(next_vid,), mutates=(),
+                               compiled="generated"))
             op = replace(op, inputs=(next_vid, *op.inputs[1:]))
             next_oid, next_vid, next_st = next_oid + 1, next_vid + 1, next_st + 1
-        ops.append(replace(op, compiled="sealed"))
+        ops.append(replace(op, compiled="sealed") if op.compiled != "fallback" else op)
     return replace(fg, ops=ops, values=values)
 
 
