@@ -200,8 +200,8 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
     if fact.shape == "rnn_layer":  # also writes the last step's hidden and cell states, shaped like hx and cx
         outs += [it.new_tensor(TensorMeta(m.shape, dtype, device)) for m in (metas + [TensorMeta()] * 7)[5:7]]
     it.emit(fact, node, tensors, outs, category=cat, aten=aten, reduce=reduce)
-    if fact.name == "argsort":
-        return outs[1]  # sort's indices; its values are written too
+    if fact.returns == "indices":
+        return outs[1]  # argsort: sort's indices; its values are written too
     if n_out == 2 or fact.shape == "rnn_layer":
         return Seq(outs, "tuple")
     return outs[0]

@@ -53,7 +53,6 @@ _OID = operator.attrgetter("oid")
 # the normalizing half of a group norm split from its statistics (split_group_norms): a pointwise node
 # that never joins the reduction before it
 GROUP_NORM_APPLY = "group_norm_apply"
-SORTS = ("sort", "argsort")  # a Triton sort only over rows of at most sort_persistent_max (rules/targets.toml)
 PASSIVE = frozenset(("view", "alloc", "noop"))  # categories whose ops touch no memory of their own
 
 
@@ -615,8 +614,8 @@ class Scheduler:
         if op.category == "fallback" or comp == "fallback":
             return Node(op, "fallback", None, deps=deps)
         out_n = _numel(self.fg, op.outputs[0]) if op.outputs else None
-        if op.category == "reduction" and op.name in SORTS and not (
-                op.reduce_len and op.reduce_len <= self.conf.get("sort_persistent_max", 0)):
+        if op.category == "reduction" and (f := default_table().ops.get(op.name)) is not None and f.shape == "sort" \
+                and not (op.reduce_len and op.reduce_len <= self.conf.get("sort_persistent_max", 0)):
             return Node(op, "fallback", None, deps=deps)  # a long row: the aten sort (Sort.create gives up)
         if op.category == "reduction":
             in_n = _numel(self.fg, op.inputs[0]) if op.inputs else None
