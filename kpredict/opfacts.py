@@ -62,6 +62,10 @@ class OpFact:
     # a store at indices (scatter, index_add, ...): on CUDA compiled a kernel of its own (models.inductor
     # split_scatter_stores)
     indirect_store: bool = False
+    # a multi-tensor op (shape "foreach"/"foreach_reduce"): the positions of the tensor-list arguments it
+    # writes (an in-place _foreach_ op its first; a fused optimizer step params, grads and moments)
+    list_writes: tuple[int, ...] = ()
+    list_aside: tuple[int, ...] = ()  # tensor lists outside multi_tensor_apply's depth (a fused step's state_steps)
     source: str = ""
 
     def eager_kernels(self, target: str) -> int:
@@ -204,6 +208,8 @@ def _fact(name: str, d: dict, base: OpFact | None = None) -> OpFact:
         fx_nodes=d.get("fx_nodes", b.fx_nodes if b else 1),
         realize_input=d.get("realize_input", b.realize_input if b else False),
         indirect_store=d.get("indirect_store", b.indirect_store if b else False),
+        list_writes=tuple(d.get("list_writes", b.list_writes if b else ())),
+        list_aside=tuple(d.get("list_aside", b.list_aside if b else ())),
         source=d.get("source", b.source if b else ""),
     )
 

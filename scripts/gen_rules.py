@@ -134,6 +134,9 @@ EXTERN_ENTRY_POINTS = {
 }
 
 PRIVATE_KEEP_PREFIX = "_scaled_dot_product_"
+FOREACH_PREFIX = "_foreach_"
+FUSED_STEPS = frozenset({"_fused_adam", "_fused_adamw", "_fused_sgd", "_fused_adagrad"})
+FOREACH_REDUCE = frozenset({"norm", "max", "powsum"})
 
 # Python spellings whose name matches an aten op they do not call: torch.nn.functional.unfold is im2col
 # (a copy into patches), aten.unfold is Tensor.unfold (a view). rules/modules.toml says what they do.
@@ -368,7 +371,51 @@ def collect() -> tuple[str, dict[str, dict]]:
         e = _entry(torch, ind, name, ovs, tags_of(ovs), info, inplace=True)
         if e:
             entries[name] = e
+    for name in names:
+        if name.startswith(FOREACH_PREFIX) or name.rstrip("_") in FUSED_STEPS:
+            e = _multi_tensor_entry(torch, ind, name, getattr(torch.ops.aten, name, None), registered, entries)
+            if e:
+                entries[name] = e
     return torch.__version__, dict(sorted(entries.items()))
+
+
+def _multi_tensor_entry(torch, ind, name, packet, registered, entries) -> dict | None:
+    """A `_foreach_<x>` or fused optimizer step: one op over lists of tensors (module docstring)."""
+    if packet is None:
+        return None
+    ovs = [getattr(packet, o) for o in sorted(packet.overloads())]
+    ovs = [o for o in ovs if o.name() in registered and not _is_out(o)]
+    if not ovs or not any(_has_tensor_list_arg(o) for o in ovs):
+        return None
+    inplace = name.endswith("_")
+    base = name[len(FOREACH_PREFIX):].rstrip("_") if name.startswith(FOREACH_PREFIX) else None
+    if base == "mm":
+        return None  # a list of matmuls, not elementwise: left to rules/ops.toml
+    reduce = base in FOREACH_REDUCE
+    first = next(o for o in ovs if _has_tensor_list_arg(o))
+    writes = [i for i, a in enumerate(first._schema.arguments)
+              if str(a.type).startswith("List[Tensor") and a.alias_info is not None and a.alias_info.is_write]
+    category = "reduction" if reduce else entries.get(base or "", {}).get("category", "pointwise")
+    if category not in ("pointwise", "reduction"):
+        category = "pointwise"
+    e: dict = {"category": category, "aten": [base or name.rstrip("_")]}
+    if inplace:
+        e["inplace"] = True
+    e["shape"] = "foreach_reduce" if reduce else "foreach"
+    if writes:
+        e["list_writes"] = writes
+    if not base:
+        aside = [i for i, a in enumerate(first._schema.arguments)
+                 if str(a.type).startswith("List[Tensor") and i not in writes]
+        if aside:
+            e["list_aside"] = aside
+    if callable(getattr(torch, name, None)):
+        e["api"] = [f"torch.{name}"]
+    e["tags"] = sorted({t.name for o in ovs for t in o.tags} - DROP_TAGS)
+    e["inductor"] = ind.status(ovs)
+    what = f"_foreach_ variant of {base}" if base else "fused optimizer step"
+    e["source"] = f"{what}: one op over lists of tensors, list_writes from the schema's Tensor(a!)[] arguments"
+    return e
 
 
 class _Base(NamedTuple):
@@ -438,7 +485,8 @@ def _value(v) -> str:
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 
-FIELD_ORDER = ("category", "aten", "inplace", "dynamic_output", "api", "methods", "tags", "inductor", "compiled", "source")
+FIELD_ORDER = ("category", "aten", "inplace", "dynamic_output", "shape", "list_writes", "list_aside", "api", "methods", "tags",
+               "inductor", "compiled", "source")
 
 
 def render(version: str, entries: dict[str, dict]) -> str:

@@ -39,7 +39,7 @@ from kpredict.frontend.values import (
     Instance, MethodRef,
     ModRef, Opaque, Partial, Py, Seq, ShapeRef, SplitRef, Super, Sym, SymObj, SymRange, TensorRef, Tracked, Unknown, touch,
 )
-from kpredict.ir import EAGER_REGION, Checkpoint, FunctionGraph, GraphBreak, Op, TensorMeta, Value
+from kpredict.ir import DTYPE_SIZES, EAGER_REGION, Checkpoint, FunctionGraph, GraphBreak, Op, TensorMeta, Value
 from kpredict.ir import Unknown as UnknownOp
 from kpredict.opfacts import OpFact, OpTable
 from kpredict.settings import Settings
@@ -2371,6 +2371,9 @@ class Interpreter(ObjectModel):
         if name == "pow" and len(args) == 2 and not kwargs and not (
                 allpy and all(isinstance(v, (int, float)) for v in vals) and abs(vals[1]) > 1024):  # type: ignore[arg-type]
             return self.binop(ast.Pow, args[0], args[1], node)  # pow(2, 31): diffusers' size limits
+        if name == "str" and len(args) == 1 and not kwargs and isinstance(args[0], ModRef) \
+                and args[0].dotted.startswith("torch.") and args[0].dotted[6:] in DTYPE_SIZES:
+            return Py(args[0].dotted)  # str(torch.float32), as torch writes a dtype: "torch.float32"
         if allpy and name in ("int", "float", "bool", "str", "abs", "max", "min", "round", "divmod", "sum"):
             try:
                 return Py({"int": int, "float": float, "bool": bool, "str": str, "abs": abs, "max": max,

@@ -99,6 +99,8 @@ def _dims(a: Args, i: int, name: str = "dim") -> tuple[list[int] | None, bool]:
 
 def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[object], kwargs: dict[str, object],
              node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
+    if fact.shape in MULTI_TENSOR:
+        return _multi_tensor(it, fact, args, kwargs, node)
     if fact.wrap_scalars and any(isinstance(x, Py) and isinstance(x.value, (int, float, bool)) for x in args):
         wrapped = []
         for x in args:
@@ -205,6 +207,95 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
     if n_out == 2 or fact.shape == "rnn_layer":
         return Seq(outs, "tuple")
     return outs[0]
+
+
+MULTI_TENSOR = ("foreach", "foreach_reduce")
+
+
+def _multi_tensor(it: Interpreter, fact: OpFact, args: list[object], kwargs: dict[str, object],
+                  node: ast.AST) -> object:
+    """A `torch._foreach_*` op or a fused optimizer step: one op over lists of tensors. It reads every
+    tensor of its lists (and a tensor scalar), writes the lists its schema writes (`list_writes`) or one
+    new tensor per tensor of the first list (0-dim for a reduction), and launches what the target's
+    `foreach` rule counts from the tensors' sizes (rules/targets.toml; one kernel where there is none)."""
+    params = list(args) + list(kwargs.values())
+    lists: list[tuple[int, list[TensorRef]]] = []
+    scalar_list = False
+    reads: list[TensorRef] = []
+    for pos, v in enumerate(params):
+        if isinstance(v, Seq):
+            tensors = [x for x in v.items if isinstance(x, TensorRef)]
+            if tensors or not v.items:
+                lists.append((pos, tensors))
+            else:
+                scalar_list = True
+            reads += tensors
+        elif isinstance(v, TensorRef):
+            reads.append(v)
+    if not lists or not lists[0][1]:
+        return Py(None) if fact.inplace else Seq([], "list")
+    first = lists[0][1]
+    written = [x for pos, ts in lists if pos in fact.list_writes for x in ts]
+    if fact.inplace or fact.list_writes:
+        outs = written
+        result: object = Py(None)
+    else:
+        reduce = fact.shape == "foreach_reduce"
+        outs = []
+        for x in first:
+            m = it.meta(x)
+            outs.append(it.new_tensor(TensorMeta(() if reduce else m.shape, m.dtype, m.device)))
+        result = Seq(list(outs), "list")
+    op = it.emit(fact, node, reads, outs, mutates=tuple(x.vid for x in written), category=fact.category)
+    if op is not None:
+        op.eager_kernels = _multi_tensor_launches(it, fact, lists, scalar_list, node)
+    if it.phase == "forward" and op is not None:
+        op.only = "eager"  # Inductor's foreach (combo) kernels are not modelled: said, and left out of them
+        it.compiled_not_modelled(node, f"torch.{fact.name}: Inductor's foreach kernels not modelled")
+    return result
+
+
+def _multi_tensor_launches(it: Interpreter, fact: OpFact, lists: list[tuple[int, list[TensorRef]]],
+                           scalar_list: bool, node: ast.AST) -> int:
+    """multi_tensor_apply's launches on the target (0: the op's own count, one kernel on cpu)."""
+    rule = default_targets().get(it.settings.target, {}).get("foreach")
+    if not rule:
+        return 0
+    depth = sum(1 for pos, ts in lists if ts and pos not in fact.list_aside)
+    if not fact.inplace and not fact.list_writes and fact.shape == "foreach":
+        depth += 1  # the list of results
+    depth = max(1, min(depth, len(rule["max_tensors"])))
+    numels = [it.meta(x).numel for x in lists[0][1]]
+    if any(n is None for n in numels):
+        it.unknown(node, f"torch.{fact.name} over tensors of unknown size: its launches (one per chunk group) are a lower bound")
+        numels = [1 if n is None else n for n in numels]
+    table = rule["max_tensors_scalarlist"] if scalar_list else rule["max_tensors"]
+    n = mta_launches([int(x) for x in numels], table[depth - 1], rule["max_blocks"][depth - 1], rule["chunk"])
+    if fact.shape == "foreach_reduce":
+        n += rule.get("reduce_scratch_fills", {}).get(fact.aten[0] if fact.aten else "", 0)
+        n += -(-len(numels) // rule["reduce_cleanup_tensors"])
+    return n
+
+
+def mta_launches(numels: list[int], max_tensors: int, max_blocks: int, chunk: int) -> int:
+    """Launches of multi_tensor_apply over tensors of these sizes: chunks are packed into one launch
+    until it holds max_tensors tensors (after a tensor's last chunk) or max_blocks chunks; a tensor
+    whose chunks run over a launch carries on into the next. Empty tensors are skipped."""
+    launches = tensors = blocks = 0
+    for n in numels:
+        if n <= 0:
+            continue
+        tensors += 1
+        left = -(-n // chunk)
+        while left:
+            take = min(left, max_blocks - blocks)
+            blocks += take
+            left -= take
+            if blocks == max_blocks or (left == 0 and tensors == max_tensors):
+                launches += 1
+                blocks = 0
+                tensors = 0 if left == 0 else 1
+    return launches + (1 if blocks else 0)
 
 
 def _shape_value(it: Interpreter, v: object) -> object:
@@ -590,9 +681,10 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
         shape = S.broadcast([m.shape for m in metas]) if metas else None
         if t is not None and not base_contig and all(m.shape == first.shape for m in metas[1:]) and len(metas) == 1:
             contiguous = False
-    elif rule == "reduce":
-        dims, known = _dims(a, 0)
-        keepdim = bool(a.py(1, "keepdim", False))
+    elif rule in ("reduce", "reduce_p"):
+        skip = 1 if rule == "reduce_p" else 0  # norm(x, p, dim, keepdim): the order comes first
+        dims, known = _dims(a, skip)
+        keepdim = bool(a.py(1 + skip, "keepdim", False))
         if (fact.returns == "max" and dims is not None) or fact.returns == "pair":
             n_out = 2
         if known:

@@ -28,7 +28,7 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
         fact = facts.get(op.name)
         if fact is None:
             continue
-        n = fact.eager_kernels(target)
+        n = op.eager_kernels or fact.eager_kernels(target)  # the op's own count: a multi-tensor op's launches
         if n == 0:
             continue
         name = f"aten::{fact.eager_name or (op.aten[0] if op.aten else op.name)}"
@@ -43,7 +43,7 @@ def eager_kernels(fg: FunctionGraph, target: str, table: OpTable | None = None) 
             # a same-layout copy: the driver's memcpy moves the bytes, no kernel is launched
             out.append(Kernel(name, (op.oid,), reads, writes, "memcpy", op.graph))
             continue
-        if fact.own_launches(target) >= 2:
+        if fact.own_launches(target) >= 2 or (op.eager_kernels and n >= 2):
             # one op, several launches: its transfers are the op's, counted once (as the oracle does)
             out.append(Kernel(name, (op.oid,), reads, writes, "eager", op.graph))
             out.append(Kernel(name, (op.oid,), (), (), "eager", op.graph, n - 1))
