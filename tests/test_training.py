@@ -139,3 +139,27 @@ def test_what_is_not_described_makes_lower_bounds() -> None:
     assert not cpu.lower_bound and cpu.speedup is None
     said = " ".join(u.name for u in cpu.compiled_causes)
     assert "compiled backward" in said and "compiled optimizer step" in said
+
+
+def test_autocast_is_said_where_it_applies() -> None:
+    """Never silent: an autocast region whose device type is the target's casts its matmuls and
+    convolutions to a lower precision, which is not modelled yet; that is said (a lower bound), and a
+    region for the other device type (torch.autocast("cuda") leaves cpu tensors alone) or one made with
+    enabled=False changes nothing."""
+    from kpredict.api import analyze_source
+
+    src = (
+        "import torch\n"
+        "lin = torch.nn.Linear(8, 8)\n"
+        "# kpredict: example x=randn(4, 8)\n"
+        "def on_cuda(x):\n"
+        "    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "        return lin(x).relu()\n"
+        "# kpredict: example x=randn(4, 8)\n"
+        "def off(x):\n"
+        "    with torch.cuda.amp.autocast(enabled=False):\n"
+        "        return lin(x).relu()\n"
+    )
+    for target, said in (("cuda", {"on_cuda"}), ("cpu", set())):
+        fns = {f.qualname: f for f in analyze_source(src, "amp.py", Settings(target=target)).functions}
+        assert {q for q, f in fns.items() if any("autocast" in u.name for u in f.lower_bound_causes)} == said

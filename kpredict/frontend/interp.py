@@ -99,8 +99,12 @@ _CONTEXTS = {
     "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.set_grad_enabled",
     "torch.profiler.profile", "torch.profiler.record_function", "torch.autograd.profiler.profile",
     "torch.autograd.profiler.record_function", "torch.autocast", "torch.cuda.amp.autocast",
-    "torch.amp.autocast", "contextlib.nullcontext", "torch.device", "torch.cuda.device",
+    "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.amp.autocast_mode.autocast", "contextlib.nullcontext",
+    "torch.device", "torch.cuda.device",
 }
+# autocast contexts and the device type each applies to when not given as its first argument
+_AUTOCASTS = {"torch.autocast": None, "torch.amp.autocast": None, "torch.amp.autocast_mode.autocast": None,
+              "torch.cuda.amp.autocast": "cuda", "torch.cpu.amp.autocast": "cpu"}
 _HOST_ONLY = {
     "torch.cuda.synchronize", "torch.manual_seed", "torch.cuda.manual_seed", "torch.set_float32_matmul_precision",
     "torch.cuda.is_available", "torch.is_tensor", "torch.numel", "torch.get_default_dtype",
@@ -656,6 +660,29 @@ class Interpreter(ObjectModel):
         if self.recording and not any(u.name == what for u in self.fg.compiled_unknowns):
             self.fg.compiled_unknowns.append(UnknownOp(getattr(self.anchor or node, "lineno", 0), what))
 
+    def autocast_region(self, e: ast.expr, frame: Frame, node: ast.AST) -> None:
+        """`with torch.autocast(...)`: its casts and lower-precision dtypes are not modelled yet. When it
+        applies to the target's tensors (device_type the target, enabled not False), that is said: the
+        kernels leave out its casts (a lower bound) and the bytes are float32's. torch.autocast("cuda")
+        leaves cpu tensors alone, so on a cpu target it changes nothing."""
+        if not isinstance(e, ast.Call):
+            return
+        f = self.ev(e.func, frame)
+        if not isinstance(f, ModRef) or f.dotted not in _AUTOCASTS:
+            return
+        kw = {k.arg: k.value for k in e.keywords if k.arg}
+        device = _AUTOCASTS[f.dotted]
+        if device is None:
+            given = e.args[0] if e.args else kw.get("device_type")
+            device = py(self.ev(given, frame), None) if given is not None else None
+        enabled = kw.get("enabled", e.args[1] if device is not None and f.dotted in ("torch.cuda.amp.autocast", "torch.cpu.amp.autocast") and e.args else None)
+        if enabled is not None and py(self.ev(enabled, frame), True) is False:
+            return
+        if isinstance(device, str) and device.split(":")[0] != self.settings.target:
+            return
+        self.unknown(node, "torch.autocast region: its casts and lower-precision dtypes are not modelled yet "
+                           "(kernels leave out the casts, bytes are float32's)")
+
     def graph_break(self, node: ast.AST, reason: str) -> None:
         if not self.recording or self.only == "eager" or self.phase != "forward":  # what eager alone runs breaks no compiled graph
             return
@@ -933,6 +960,7 @@ class Interpreter(ObjectModel):
         elif isinstance(s, (ast.With, ast.AsyncWith)):
             only = self.only
             for item in s.items:
+                self.autocast_region(item.context_expr, frame, s)
                 v = self.ev(item.context_expr, frame)
                 if isinstance(v, ModRef) and v.dotted.startswith("kpredict.only."):
                     self.only = v.dotted[len("kpredict.only."):]  # ops of the block exist in one mode only

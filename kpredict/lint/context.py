@@ -272,6 +272,11 @@ class FunctionContext:
     def is_forward(self) -> bool:
         return self.qualname.endswith(".forward")
 
+    @cached_property
+    def is_training_step(self) -> bool:
+        """The function runs a backward (its own `loss.backward()`): a step of a training loop."""
+        return any(op.phase == "backward" for op in self.fg.ops)
+
     def text(self, span: Span, limit: int | None = 60) -> str:
         return self.facts.text(span, limit)
 

@@ -16,6 +16,8 @@ from kpredict.lint.rules.kp501_host_tensor_moved import HostTensorMovedToDevice
 from kpredict.lint.rules.kp502_dtype_round_trip import DtypeRoundTrip
 from kpredict.lint.rules.kp601_noop_contiguous import NoopContiguous
 from kpredict.lint.rules.kp602_clone_of_temporary import CloneOfTemporary
+from kpredict.lint.rules.kp701_zero_grad_in_place import ZeroGradInPlace
+from kpredict.lint.rules.kp702_optimizer_for_loop import OptimizerForLoopOnDevice
 from kpredict.lint.rules.kp801_kernel_budget import KernelBudgetExceeded
 from kpredict.lint.rules.kp901_unused_suppression import UnusedSuppression
 
@@ -25,7 +27,7 @@ def all_rules() -> tuple[type[Rule], ...]:
     return (
         UnfusedElementwiseChain, GraphBreak, PythonLoopOverTensor, GrowingCatInLoop, HostSyncInLoop,
         HostSyncInForward, HostTensorMovedToDevice, DtypeRoundTrip, NoopContiguous, CloneOfTemporary,
-        KernelBudgetExceeded, UnusedSuppression,
+        ZeroGradInPlace, OptimizerForLoopOnDevice, KernelBudgetExceeded, UnusedSuppression,
     )
 
 
