@@ -272,6 +272,25 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
                    backward=backward, grad_views=grad_views)
 
 
+def load_autocast(rules_dir: Path | None = None) -> dict:
+    """Autocast's cast policy per device type (rules/autocast.toml): {device: {"dtype", "policy": {op: policy}},
+    "aliases": {name: aten op}}."""
+    d = rules_dir or _rules_dir()
+    raw = tomllib.loads((d / "autocast.toml").read_text())
+    out: dict = {"aliases": dict(raw.get("aliases", {}))}
+    for device in ("cpu", "cuda"):
+        conf = raw.get(device, {})
+        policy = {op: kind for kind in ("lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype",
+                                        "promote", "banned") for op in conf.get(kind, [])}
+        out[device] = {"dtype": conf.get("default_dtype", "float32"), "policy": policy}
+    return out
+
+
+@lru_cache(maxsize=1)
+def default_autocast() -> dict:
+    return load_autocast()
+
+
 def load_targets(rules_dir: Path | None = None) -> dict[str, dict]:
     """Per-target Inductor facts (rules/targets.toml): the only place cuda and cpu differ in code paths."""
     d = rules_dir or _rules_dir()

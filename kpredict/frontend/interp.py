@@ -29,6 +29,7 @@ from kpredict.frontend.frame import (
 from kpredict.frontend.frame import MISSING as _MISSING
 from kpredict.frontend.imports import module_dotted
 from kpredict.frontend import autograd as AG
+from kpredict.frontend import autocast as AC
 from kpredict.frontend.opsem import apply_op
 from kpredict.frontend.summaries import Summaries
 from kpredict.frontend.dimnames import DimNames, dim_names, rank_hint
@@ -544,6 +545,8 @@ class Interpreter(ObjectModel):
         self.builds = 0  # objects constructed so far (ObjectModel.construct)
         self.grads: dict[int, int] = {}  # leaf -> its `.grad` after a backward (autograd.py); None on entry
         self.phase = "forward"  # the part of a training step being run: "optimizer" inside a step() (libraries.toml)
+        self.autocast: AC.Region | None = None  # the enabled torch.autocast region on the target's device, if any
+        self.autocast_busy = False  # inside an op autocast wrapped: what it runs is not cast again
         self.optim_states: dict[int, object] = {}  # optimizer -> its state, for this analysis (libraries.toml)
 
     # ------------------------------------------------------------------ graph construction
@@ -660,28 +663,47 @@ class Interpreter(ObjectModel):
         if self.recording and not any(u.name == what for u in self.fg.compiled_unknowns):
             self.fg.compiled_unknowns.append(UnknownOp(getattr(self.anchor or node, "lineno", 0), what))
 
-    def autocast_region(self, e: ast.expr, frame: Frame, node: ast.AST) -> None:
-        """`with torch.autocast(...)`: its casts and lower-precision dtypes are not modelled yet. When it
-        applies to the target's tensors (device_type the target, enabled not False), that is said: the
-        kernels leave out its casts (a lower bound) and the bytes are float32's. torch.autocast("cuda")
-        leaves cpu tensors alone, so on a cpu target it changes nothing."""
+    def autocast_region(self, e: ast.expr, frame: Frame) -> None:
+        """`with torch.autocast(...)`: a region on the target's device type casts the ops it wraps
+        (kpredict.frontend.autocast) until the block ends; `enabled=False` turns autocast off inside it;
+        torch.autocast("cuda") leaves cpu tensors alone, so on a cpu target it changes nothing. A nested
+        region keeps its enclosing one's cast cache (cleared when the outermost one exits)."""
         if not isinstance(e, ast.Call):
             return
         f = self.ev(e.func, frame)
         if not isinstance(f, ModRef) or f.dotted not in _AUTOCASTS:
             return
         kw = {k.arg: k.value for k in e.keywords if k.arg}
+        args = list(e.args)
         device = _AUTOCASTS[f.dotted]
         if device is None:
-            given = e.args[0] if e.args else kw.get("device_type")
+            given = args.pop(0) if args else kw.get("device_type")
             device = py(self.ev(given, frame), None) if given is not None else None
-        enabled = kw.get("enabled", e.args[1] if device is not None and f.dotted in ("torch.cuda.amp.autocast", "torch.cpu.amp.autocast") and e.args else None)
-        if enabled is not None and py(self.ev(enabled, frame), True) is False:
+        names = ("dtype", "enabled", "cache_enabled") if _AUTOCASTS[f.dotted] is None else ("enabled", "dtype", "cache_enabled")
+        given_args = {n: a for n, a in zip(names, args)} | kw
+        enabled = py(self.ev(given_args["enabled"], frame), _MISSING) if "enabled" in given_args else True
+        if not isinstance(device, str):
+            self.unknown(e, "torch.autocast with a device type not known statically")
             return
-        if isinstance(device, str) and device.split(":")[0] != self.settings.target:
+        if device.split(":")[0] != self.settings.target:
             return
-        self.unknown(node, "torch.autocast region: its casts and lower-precision dtypes are not modelled yet "
-                           "(kernels leave out the casts, bytes are float32's)")
+        if enabled is False:
+            self.autocast = None
+            return
+        if enabled is not True:
+            self.unknown(e, "torch.autocast with enabled= not known statically")
+            return
+        dtype = AC.default_dtype(self.settings.target)
+        if "dtype" in given_args:
+            d = self.ev(given_args["dtype"], frame)
+            if not (isinstance(d, ModRef) and d.dotted.startswith("torch.")):
+                self.unknown(e, "torch.autocast with a dtype not known statically")
+                return
+            dtype = d.dotted[len("torch."):]
+        if "cache_enabled" in given_args and py(self.ev(given_args["cache_enabled"], frame), True) is False:
+            self.unknown(e, "torch.autocast with cache_enabled=False (every cast made again) is not modelled")
+        outer = self.autocast
+        self.autocast = AC.Region(dtype, outer.cache if outer is not None else {})
 
     def graph_break(self, node: ast.AST, reason: str) -> None:
         if not self.recording or self.only == "eager" or self.phase != "forward":  # what eager alone runs breaks no compiled graph
@@ -958,9 +980,9 @@ class Interpreter(ObjectModel):
         elif isinstance(s, ast.While):
             self.exec_while(s, frame)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
-            only = self.only
+            only, autocast = self.only, self.autocast
             for item in s.items:
-                self.autocast_region(item.context_expr, frame, s)
+                self.autocast_region(item.context_expr, frame)
                 v = self.ev(item.context_expr, frame)
                 if isinstance(v, ModRef) and v.dotted.startswith("kpredict.only."):
                     self.only = v.dotted[len("kpredict.only."):]  # ops of the block exist in one mode only
@@ -969,7 +991,7 @@ class Interpreter(ObjectModel):
             try:
                 self.exec_block(s.body, frame)
             finally:
-                self.only = only
+                self.only, self.autocast = only, autocast
         elif isinstance(s, ast.Try) or (hasattr(ast, "TryStar") and isinstance(s, getattr(ast, "TryStar"))):
             try:
                 self.exec_block(s.body, frame)
@@ -2160,7 +2182,7 @@ class Interpreter(ObjectModel):
             return self.hook_call(dotted[len("kpredict.hook."):], args, kwargs, node)
         cat_fn = self.catalogue_function(dotted)
         if cat_fn is not None:
-            return self.run_function(cat_fn, args, kwargs, node=node, mod=CATALOGUE)
+            return self.run_catalogue(cat_fn, args, kwargs, node)
         cat_cls = self.catalogue_class(dotted)
         if cat_cls is not None:
             return self.construct(ClassRef(cat_cls, CATALOGUE), args, kwargs, node)
@@ -3041,7 +3063,7 @@ class Interpreter(ObjectModel):
         if not name.startswith("_") and (cat_fn := self.catalogue_function(f"torch.{name}")) is not None:
             # `t.repeat_interleave(2, dim=-1)` is torch.repeat_interleave(t, 2, dim=-1): the catalogue's
             # function for it (rules/modules.toml), as the method of the same name dispatches to it
-            return self.run_function(cat_fn, [t, *args], kwargs, node=node, mod=CATALOGUE)
+            return self.run_catalogue(cat_fn, [t, *args], kwargs, node)
         if name in ("reshape_as", "expand_as") and args and isinstance(args[0], TensorRef):
             return self.apply(name[:-3], t, [ShapeRef(args[0].vid)], {}, node)
         if name in ("size", "shape"):
@@ -3224,7 +3246,30 @@ class Interpreter(ObjectModel):
     def apply_fact(self, fact: OpFact, t: TensorRef | None, args: list[object], kwargs: dict[str, object],
                    node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
         args, kwargs = _as_tensors(args, kwargs)
+        if self.autocast is not None and not self.autocast_busy:
+            cast = AC.cast_args(self, fact.name, [t, *args] if t is not None else list(args), kwargs, node)
+            if cast is not None:
+                new, kwargs = cast
+                if t is not None:
+                    t, new = new[0], new[1:]  # type: ignore[assignment]
+                self.autocast_busy = True
+                try:
+                    return apply_op(self, fact, t, new, kwargs, node, category=category, quiet=quiet)
+                finally:
+                    self.autocast_busy = False
         return apply_op(self, fact, t, args, kwargs, node, category=category, quiet=quiet)
+
+    def run_catalogue(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        """A catalogue function (rules/modules.toml), cast first where autocast wraps it (F.linear, conv2d)."""
+        if self.autocast is not None and not self.autocast_busy:
+            cast = AC.cast_args(self, name, args, kwargs, node)
+            if cast is not None:
+                self.autocast_busy = True
+                try:
+                    return self.run_function(name, cast[0], cast[1], node=node, mod=CATALOGUE)
+                finally:
+                    self.autocast_busy = False
+        return self.run_function(name, args, kwargs, node=node, mod=CATALOGUE)
 
 
 class _TensorLike:

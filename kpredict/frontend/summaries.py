@@ -334,8 +334,8 @@ class Summaries:
              kwargs: dict[str, object], node: ast.AST) -> object:
         """`inst(*args, **kwargs)` through its forward `qualname`: replayed, recorded, or just run."""
         run = lambda: it.run_function(qualname, args, kwargs, bound=inst, node=node, mod=mod)  # noqa: E731
-        if not it.recording or it.region is not None or it.only is not None:
-            return run()
+        if not it.recording or it.region is not None or it.only is not None or it.autocast is not None:
+            return run()  # an autocast region casts what the call does: its calls are run, not replayed
         bound = _bound(it.func_def(mod, qualname), args, kwargs)
         parts: list[object] = ([inst, *args, Py(tuple(kwargs))] + list(kwargs.values()) if bound is None
                                else [inst, Py("<bound>"), *bound])

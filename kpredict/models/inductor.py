@@ -24,7 +24,7 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from kpredict.ir import EAGER_REGION, FunctionGraph, Kernel, Op
+from kpredict.ir import DTYPE_SIZES, EAGER_REGION, FunctionGraph, Kernel, Op
 from kpredict.models.eager import eager_kernels
 from kpredict.opfacts import attention_kernel, default_table, default_targets
 from kpredict.models.repeats import schedule_repeats
@@ -143,6 +143,43 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
                     ops.append(_as_view(op, others[0], values, "folded: adds zero / multiplies by one", moved))
                     changed = True
                     continue
+        ops.append(op)
+    if not changed:
+        return fg
+    _rehome(values, moved)
+    return replace(fg, ops=ops, values=values)
+
+
+_CASTS = frozenset({"_to_copy", "float", "half", "bfloat16", "double", "type_as"})
+_CHAIN_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
+def fold_convert_chains(fg: FunctionGraph) -> FunctionGraph:
+    """A cast of a cast between floating dtypes reads the first cast's input (Inductor's joint-graph
+    pattern `pointless_convert`, made for AMP's casts) unless the intermediate is the narrower one
+    (`x.half().float()` keeps its rounding): `x.float().to(torch.bfloat16)` of a bfloat16 `x` is `x`
+    itself, a view; the first cast stays only for its other readers [SRC torch 2.13
+    _inductor/fx_passes/joint_graph.py pointless_convert; M-CPU fixtures/training/autocast.py
+    same_weight_twice]."""
+    if sum(1 for op in fg.ops if op.name in _CASTS) < 2:
+        return fg
+    producer = {vid: op for op in fg.ops for vid in op.outputs}
+    values = dict(fg.values)
+    moved: dict[int, int] = {}
+    ops, changed = [], False
+    for op in fg.ops:
+        first = producer.get(op.inputs[0]) if op.name in _CASTS and op.inputs and op.outputs else None
+        if first is not None and not op.free_reason and first.name in _CASTS and not first.free_reason \
+                and first.inputs and first.graph == op.graph and first.region == op.region:
+            src = first.inputs[0]
+            dtypes = (values[src].meta.dtype, values[first.outputs[0]].meta.dtype, values[op.outputs[0]].meta.dtype)
+            if all(d in _CHAIN_DTYPES for d in dtypes) and DTYPE_SIZES[dtypes[1]] >= DTYPE_SIZES[dtypes[2]]:
+                changed = True
+                if dtypes[0] == dtypes[2]:
+                    ops.append(_as_view(op, src, values, "folded: a cast back to its input's dtype", moved))
+                else:
+                    ops.append(replace(op, inputs=(src, *op.inputs[1:])))
+                continue
         ops.append(op)
     if not changed:
         return fg
@@ -498,6 +535,7 @@ def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     if any(op.only == "eager" for op in fg.ops):
         fg = replace(fg, ops=[op for op in fg.ops if op.only != "eager"])
     fg = fold_constants(fg)
+    fg = fold_convert_chains(fg)
     convs = conf.get("layout_optimization") == "heuristic" and any(op.name in CONV_OPS for op in fg.ops)
     plain = _plain_layout_graphs(fg, conf) if convs else set()  # decided once for both passes below
     fg = choose_layout(fg, conf, plain)
