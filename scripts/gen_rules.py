@@ -136,6 +136,8 @@ EXTERN_ENTRY_POINTS = {
 PRIVATE_KEEP_PREFIX = "_scaled_dot_product_"
 FOREACH_PREFIX = "_foreach_"
 FUSED_STEPS = frozenset({"_fused_adam", "_fused_adamw", "_fused_sgd", "_fused_adagrad"})
+# GradScaler's multi-tensor unscale: one op over the gradients, writing them and found_inf
+AMP_MULTI_TENSOR = frozenset({"_amp_foreach_non_finite_check_and_unscale"})
 FOREACH_REDUCE = frozenset({"norm", "max", "powsum"})
 
 # Python spellings whose name matches an aten op they do not call: torch.nn.functional.unfold is im2col
@@ -372,7 +374,7 @@ def collect() -> tuple[str, dict[str, dict]]:
         if e:
             entries[name] = e
     for name in names:
-        if name.startswith(FOREACH_PREFIX) or name.rstrip("_") in FUSED_STEPS:
+        if name.startswith(FOREACH_PREFIX) or name.rstrip("_") in FUSED_STEPS | AMP_MULTI_TENSOR:
             e = _multi_tensor_entry(torch, ind, name, getattr(torch.ops.aten, name, None), registered, entries)
             if e:
                 entries[name] = e
@@ -394,7 +396,7 @@ def _multi_tensor_entry(torch, ind, name, packet, registered, entries) -> dict |
     reduce = base in FOREACH_REDUCE
     first = next(o for o in ovs if _has_tensor_list_arg(o))
     writes = [i for i, a in enumerate(first._schema.arguments)
-              if str(a.type).startswith("List[Tensor") and a.alias_info is not None and a.alias_info.is_write]
+              if str(a.type).startswith(("List[Tensor", "Tensor")) and a.alias_info is not None and a.alias_info.is_write]
     category = "reduction" if reduce else entries.get(base or "", {}).get("category", "pointwise")
     if category not in ("pointwise", "reduction"):
         category = "pointwise"
@@ -404,7 +406,7 @@ def _multi_tensor_entry(torch, ind, name, packet, registered, entries) -> dict |
     e["shape"] = "foreach_reduce" if reduce else "foreach"
     if writes:
         e["list_writes"] = writes
-    if not base:
+    if not base and name.rstrip("_") in FUSED_STEPS:
         aside = [i for i, a in enumerate(first._schema.arguments)
                  if str(a.type).startswith("List[Tensor") and i not in writes]
         if aside:
@@ -413,7 +415,8 @@ def _multi_tensor_entry(torch, ind, name, packet, registered, entries) -> dict |
         e["api"] = [f"torch.{name}"]
     e["tags"] = sorted({t.name for o in ovs for t in o.tags} - DROP_TAGS)
     e["inductor"] = ind.status(ovs)
-    what = f"_foreach_ variant of {base}" if base else "fused optimizer step"
+    what = f"_foreach_ variant of {base}" if base else (
+        "GradScaler's unscale" if name.rstrip("_") in AMP_MULTI_TENSOR else "fused optimizer step")
     e["source"] = f"{what}: one op over lists of tensors, list_writes from the schema's Tensor(a!)[] arguments"
     return e
 

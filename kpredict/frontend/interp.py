@@ -3190,11 +3190,17 @@ class Interpreter(ObjectModel):
                 dtype = S.dtype_from_dotted(a.dotted) or dtype
             elif isinstance(a, TensorRef):
                 dtype = self.meta(a).dtype
+        copy = kwargs.get("copy", Py(False))
         if dtype is None:
+            if py(copy, False) is True:  # `.to(device, copy=True)`: a copy wherever the tensor is
+                same = self.meta(t).dtype
+                return self.apply_fact(self.fact("_to_copy"), t, [], {"copy": Py(True), **(
+                    {"dtype": ModRef(f"torch.{same}")} if same else {})}, node)
             # a pure device move: free when the tensor is already there (the common case in model code)
             self.assume(f"line {getattr(node, 'lineno', 0)}: .{name}() assumed to find the tensor already on the device")
             return t
-        return self.apply_fact(self.fact("_to_copy"), t, [], {"dtype": ModRef(f"torch.{dtype}")}, node)
+        extra = {"copy": copy} if py(copy, False) is True else {}
+        return self.apply_fact(self.fact("_to_copy"), t, [], {"dtype": ModRef(f"torch.{dtype}"), **extra}, node)
 
     def apply(self, opname: str, t: TensorRef | None, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         fact = self.table.for_method(opname) or self.table.ops.get(opname)

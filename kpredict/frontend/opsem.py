@@ -100,7 +100,7 @@ def _dims(a: Args, i: int, name: str = "dim") -> tuple[list[int] | None, bool]:
 def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[object], kwargs: dict[str, object],
              node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
     if fact.shape in MULTI_TENSOR:
-        return _multi_tensor(it, fact, args, kwargs, node)
+        return _multi_tensor(it, fact, [t, *args] if t is not None else list(args), kwargs, node)
     if fact.wrap_scalars and any(isinstance(x, Py) and isinstance(x.value, (int, float, bool)) for x in args):
         wrapped = []
         for x in args:
@@ -149,7 +149,7 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
     # ---------------------------------------------------------- when the op launches nothing
     free = None
     if fact.free_when == "same_dtype" and t is not None:
-        if dtype is not None and dtype == first.dtype:
+        if dtype is not None and dtype == first.dtype and a.py(None, "copy", False) is not True:  # copy=True copies
             free = "same dtype: returns the input"
     elif fact.free_when == "contiguous" and t is not None:
         if it.value(t).contiguous:
@@ -232,10 +232,11 @@ def _multi_tensor(it: Interpreter, fact: OpFact, args: list[object], kwargs: dic
             reads += tensors
         elif isinstance(v, TensorRef):
             reads.append(v)
-    if not lists or not lists[0][1]:
-        return Py(None) if fact.inplace else Seq([], "list")
-    first = lists[0][1]
     written = [x for pos, ts in lists if pos in fact.list_writes for x in ts]
+    written += [v for pos, v in enumerate(params) if pos in fact.list_writes and isinstance(v, TensorRef)]
+    if not written and (not lists or not lists[0][1]):
+        return Py(None) if fact.inplace else Seq([], "list")
+    first = lists[0][1] if lists else []
     if fact.inplace or fact.list_writes:
         outs = written
         result: object = Py(None)
@@ -261,6 +262,8 @@ def _multi_tensor_launches(it: Interpreter, fact: OpFact, lists: list[tuple[int,
     rule = default_targets().get(it.settings.target, {}).get("foreach")
     if not rule:
         return 0
+    if not lists or not lists[0][1]:
+        return 0  # no list (GradScaler's _amp_update_scale_): one kernel
     depth = sum(1 for pos, ts in lists if ts and pos not in fact.list_aside)
     if not fact.inplace and not fact.list_writes and fact.shape == "foreach":
         depth += 1  # the list of results
