@@ -2421,6 +2421,8 @@ class Interpreter(ObjectModel):
         if name == "pow" and len(args) == 2 and not kwargs and not (
                 allpy and all(isinstance(v, (int, float)) for v in vals) and abs(vals[1]) > 1024):  # type: ignore[arg-type]
             return self.binop(ast.Pow, args[0], args[1], node)  # pow(2, 31): diffusers' size limits
+        if name == "bool" and len(args) == 1 and not kwargs and isinstance(args[0], (Seq, Dict)):
+            return Py(len(args[0].items) > 0)  # a container's truth is whether it holds anything
         if name == "str" and len(args) == 1 and not kwargs and isinstance(args[0], ModRef) \
                 and args[0].dotted.startswith("torch.") and args[0].dotted[6:] in DTYPE_SIZES:
             return Py(args[0].dotted)  # str(torch.float32), as torch writes a dtype: "torch.float32"
