@@ -101,6 +101,8 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
              node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
     if fact.shape in MULTI_TENSOR:
         return _multi_tensor(it, fact, [t, *args] if t is not None else list(args), kwargs, node)
+    if fact.dtype == "converts" and t is not None:
+        t = _converted_input(it, t, args, kwargs, node)
     if fact.wrap_scalars and any(isinstance(x, Py) and isinstance(x.value, (int, float, bool)) for x in args):
         wrapped = []
         for x in args:
@@ -299,6 +301,24 @@ def mta_launches(numels: list[int], max_tensors: int, max_blocks: int, chunk: in
                 blocks = 0
                 tensors = 0 if left == 0 else 1
     return launches + (1 if blocks else 0)
+
+
+def _converted_input(it: Interpreter, t: TensorRef, args: list[object], kwargs: dict[str, object],
+                     node: ast.AST) -> TensorRef:
+    """softmax / log_softmax with `dtype=`: ATen converts the input first (a cast kernel), except the
+    target's fused half-to-float path (rules/targets.toml `softmax_half_to_float`: cuda, a float16 input
+    and dtype=float32, one kernel) [SRC pytorch aten/src/ATen/native/SoftMax.cpp softmax(input, dim,
+    dtype), log_softmax likewise] [M-CPU fixtures/ops/autocast.py softmax_in_float32]."""
+    wanted = _dtype_arg(kwargs.get("dtype")) or next(
+        (d for d in (_dtype_arg(v) for v in args if isinstance(v, ModRef)) if d), None)
+    have = it.meta(t).dtype
+    if wanted is None or have is None or wanted == have:
+        return t
+    fused = default_targets().get(it.settings.target, {}).get("softmax_half_to_float", [])
+    if [have, wanted] in fused:
+        return t
+    out = apply_op(it, it.fact("_to_copy"), t, [], {"dtype": ModRef(f"torch.{wanted}")}, node)
+    return out if isinstance(out, TensorRef) else t
 
 
 def _shape_value(it: Interpreter, v: object) -> object:
@@ -578,6 +598,8 @@ def _infer_dtype(it: Interpreter, fact: OpFact, a: Args, tensors: list[TensorRef
         if explicit:
             return explicit
         return "int64" if first in ("bool", "int8", "uint8", "int16", "int32", "int64") else first
+    if rule == "converts":  # softmax(x, dim, dtype=...): the result is of the dtype asked for
+        return explicit or next((d for d in (_dtype_arg(v) for v in a.args if isinstance(v, ModRef)) if d), first)
     if rule == "arg":
         for v in list(a.args) + list(a.kwargs.values()):
             d = _dtype_arg(v)
