@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 FLOATS = ("float32", "float16", "bfloat16")
 CASTING = ("lower_precision_fp", "fp32", "promote")
+# reductions autocast runs with a float32 result when the first argument is a floating tensor and no dtype
+# is given (fp32_set_opt_dtype: softmax, sum, cumsum...; norm's fp32_append_dtype): the op called with
+# dtype=torch.float32, whose own model decides whether that is a cast first (softmax) or not (sum)
+FLOAT32_RESULT = ("fp32_set_opt_dtype", "fp32_append_dtype")
 
 
 @dataclass(slots=True)
@@ -50,6 +54,13 @@ def cast_args(it: Interpreter, name: str, args: list[object], kwargs: dict[str, 
     policy = policy_of(it.settings.target, name)
     if policy is None:
         return None
+    if policy in FLOAT32_RESULT:
+        first = next((t for v in args for t in _tensors(v)), None)
+        given = "dtype" in kwargs or any(isinstance(v, ModRef) and v.dotted[len("torch."):] in FLOATS + ("float64",)
+                                         for v in args)
+        if first is None or given or it.meta(first).dtype not in FLOATS:
+            return list(args), dict(kwargs)  # not eligible, or a dtype given: the op as called
+        return list(args), {**kwargs, "dtype": ModRef("torch.float32")}
     if policy not in CASTING:
         it.unknown(node, f"torch.autocast: {name} ({policy}) is not modelled yet")
         return None
