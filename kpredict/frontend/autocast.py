@@ -3,8 +3,8 @@
 Inside a region whose device type is the target's, an op (or catalogue function) that autocast
 wraps gets its floating arguments cast to the policy's dtype, one `_to_copy` each, and then runs with
 autocast off, so what it calls inside is not cast again. A float32 parameter cast to the region's
-dtype is cast once per region (the autocast cache). Policies not modelled yet (cuda's float32
-reductions with a dtype argument) are said.
+dtype is cast once per region (the autocast cache). cuda's float32 reductions (softmax, sum, norm)
+are called with dtype=torch.float32; a policy not modelled is said.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from kpredict.frontend.opsem import dtype_asked
 from kpredict.frontend.values import ModRef, Seq, TensorRef
 from kpredict.opfacts import default_autocast
 
@@ -56,9 +57,7 @@ def cast_args(it: Interpreter, name: str, args: list[object], kwargs: dict[str, 
         return None
     if policy in FLOAT32_RESULT:
         first = next((t for v in args for t in _tensors(v)), None)
-        given = "dtype" in kwargs or any(isinstance(v, ModRef) and v.dotted[len("torch."):] in FLOATS + ("float64",)
-                                         for v in args)
-        if first is None or given or it.meta(first).dtype not in FLOATS:
+        if first is None or dtype_asked(args, kwargs) or it.meta(first).dtype not in FLOATS:
             return list(args), dict(kwargs)  # not eligible, or a dtype given: the op as called
         return list(args), {**kwargs, "dtype": ModRef("torch.float32")}
     if policy not in CASTING:

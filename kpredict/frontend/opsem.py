@@ -84,6 +84,12 @@ def _dtype_arg(v: object) -> str | None:
     return None
 
 
+def dtype_asked(args: Sequence[object], kwargs: dict[str, object]) -> str | None:
+    """The dtype a call asks for: `dtype=`, or a dtype among its positional arguments
+    (`torch.softmax(x, -1, torch.float32)`)."""
+    return _dtype_arg(kwargs.get("dtype")) or next((d for d in map(_dtype_arg, args) if d), None)
+
+
 def _dims(a: Args, i: int, name: str = "dim") -> tuple[list[int] | None, bool]:
     """(dims, known): dims None means 'all dims' when known is True."""
     v = a.get(i, name, _MISSING)
@@ -238,14 +244,13 @@ def _multi_tensor(it: Interpreter, fact: OpFact, args: list[object], kwargs: dic
     written += [v for pos, v in enumerate(params) if pos in fact.list_writes and isinstance(v, TensorRef)]
     if not written and (not lists or not lists[0][1]):
         return Py(None) if fact.inplace else Seq([], "list")
-    first = lists[0][1] if lists else []
     if fact.inplace or fact.list_writes:
         outs = written
         result: object = Py(None)
     else:
         reduce = fact.shape == "foreach_reduce"
         outs = []
-        for x in first:
+        for x in lists[0][1]:
             m = it.meta(x)
             outs.append(it.new_tensor(TensorMeta(() if reduce else m.shape, m.dtype, m.device)))
         result = Seq(list(outs), "list")
@@ -309,8 +314,7 @@ def _converted_input(it: Interpreter, t: TensorRef, args: list[object], kwargs: 
     target's fused half-to-float path (rules/targets.toml `softmax_half_to_float`: cuda, a float16 input
     and dtype=float32, one kernel) [SRC pytorch aten/src/ATen/native/SoftMax.cpp softmax(input, dim,
     dtype), log_softmax likewise] [M-CPU fixtures/ops/autocast.py softmax_in_float32]."""
-    wanted = _dtype_arg(kwargs.get("dtype")) or next(
-        (d for d in (_dtype_arg(v) for v in args if isinstance(v, ModRef)) if d), None)
+    wanted = dtype_asked(args, kwargs)
     have = it.meta(t).dtype
     if wanted is None or have is None or wanted == have:
         return t
@@ -599,7 +603,7 @@ def _infer_dtype(it: Interpreter, fact: OpFact, a: Args, tensors: list[TensorRef
             return explicit
         return "int64" if first in ("bool", "int8", "uint8", "int16", "int32", "int64") else first
     if rule == "converts":  # softmax(x, dim, dtype=...): the result is of the dtype asked for
-        return explicit or next((d for d in (_dtype_arg(v) for v in a.args if isinstance(v, ModRef)) if d), first)
+        return dtype_asked(a.args, a.kwargs) or first
     if rule == "arg":
         for v in list(a.args) + list(a.kwargs.values()):
             d = _dtype_arg(v)

@@ -23,6 +23,7 @@ import itertools
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from kpredict.ir import DTYPE_SIZES, EAGER_REGION, FunctionGraph, Kernel, Op
 from kpredict.models.eager import eager_kernels
@@ -150,8 +151,13 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
     return replace(fg, ops=ops, values=values)
 
 
-_CASTS = frozenset({"_to_copy", "float", "half", "bfloat16", "double", "type_as"})
 _CHAIN_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
+@lru_cache(maxsize=1)
+def _casts() -> frozenset[str]:
+    """The dtype casts: ops that return their input when it already has the dtype (rules/ops.toml)."""
+    return frozenset(n for n, f in default_table().ops.items() if f.free_when == "same_dtype")
 
 
 def fold_convert_chains(fg: FunctionGraph) -> FunctionGraph:
@@ -161,15 +167,16 @@ def fold_convert_chains(fg: FunctionGraph) -> FunctionGraph:
     itself, a view; the first cast stays only for its other readers [SRC torch 2.13
     _inductor/fx_passes/joint_graph.py pointless_convert; M-CPU fixtures/training/autocast.py
     same_weight_twice]."""
-    if sum(1 for op in fg.ops if op.name in _CASTS) < 2:
+    casts = _casts()
+    if sum(1 for op in fg.ops if op.name in casts) < 2:
         return fg
     producer = {vid: op for op in fg.ops for vid in op.outputs}
     values = dict(fg.values)
     moved: dict[int, int] = {}
     ops, changed = [], False
     for op in fg.ops:
-        first = producer.get(op.inputs[0]) if op.name in _CASTS and op.inputs and op.outputs else None
-        if first is not None and not op.free_reason and first.name in _CASTS and not first.free_reason \
+        first = producer.get(op.inputs[0]) if op.name in casts and op.inputs and op.outputs else None
+        if first is not None and not op.free_reason and first.name in casts and not first.free_reason \
                 and first.inputs and first.graph == op.graph and first.region == op.region:
             src = first.inputs[0]
             dtypes = (values[src].meta.dtype, values[first.outputs[0]].meta.dtype, values[op.outputs[0]].meta.dtype)
