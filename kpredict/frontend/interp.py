@@ -567,7 +567,8 @@ class Interpreter(ObjectModel):
         v = self.fg.values.get(vid)
         if v is None:
             src = self.shared.values[vid]
-            v = Value(vid, src.meta, src.storage, src.contiguous, None, True, src.name, requires_grad=src.requires_grad)
+            v = Value(vid, src.meta, src.storage, src.contiguous, None, True, src.name, src.strided_rows,
+                      requires_grad=src.requires_grad)
             self.fg.values[vid] = v
             self.fg.inputs.append(vid)
         return v

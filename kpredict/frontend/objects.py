@@ -656,7 +656,7 @@ class ObjectModel:
         for old, new in vmap.items():
             src = sh.values[old]
             val = Value(new, src.meta, vmap.get(src.storage, src.storage), src.contiguous, src.producer,
-                        src.is_input, src.name, requires_grad=src.requires_grad)
+                        src.is_input, src.name, src.strided_rows, requires_grad=src.requires_grad)
             fg.values[new] = val
             sh.values[new] = val
             if val.is_input:

@@ -412,7 +412,7 @@ class Summaries:
             if val is not None:
                 local = fg.values.get(v, val)
                 values.append(Value(v, local.meta, local.storage, local.contiguous, local.producer, local.is_input,
-                                    local.name, requires_grad=val.requires_grad))
+                                    local.name, local.strided_rows, requires_grad=val.requires_grad))
         needs = sorted({(sig.objects[o], name, v) for o, name in reads if o in sig.objects
                         for v in [sig.attr(sig.objects[o], name)] if v is not None}, key=lambda x: (x[0], x[1]))
         summary = Summary(
@@ -463,7 +463,7 @@ class Summaries:
         for val in s.values:
             nv = Value(vmap[val.vid], val.meta, smap.get(val.storage, val.storage), val.contiguous,
                        omap.get(val.producer) if val.producer is not None else None, val.is_input, val.name,
-                       requires_grad=val.requires_grad)
+                       val.strided_rows, requires_grad=val.requires_grad)
             fg.values[nv.vid] = nv
             sh.values[nv.vid] = nv
         for v, st in s.strides.items():
