@@ -185,6 +185,8 @@ class FunctionGraph:
     compiled_unknowns: list[Unknown] = field(default_factory=list)
     saved: list[list[int]] = field(default_factory=list)  # per backward: the forward values autograd saved for it
     checkpoints: list[Checkpoint] = field(default_factory=list)  # torch.utils.checkpoint segments run
+    # graphs whose convolutions the compiled model lays out channels-last (set by models.inductor.prepared)
+    channels_last_graphs: frozenset[int] = frozenset()
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""

@@ -545,6 +545,9 @@ def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     fg = fold_convert_chains(fg)
     convs = conf.get("layout_optimization") == "heuristic" and any(op.name in CONV_OPS for op in fg.ops)
     plain = _plain_layout_graphs(fg, conf) if convs else set()  # decided once for both passes below
+    if convs:
+        conv_graphs = {op.graph for op in fg.ops if op.category == "extern" and op.name in CONV_OPS}
+        fg = replace(fg, channels_last_graphs=frozenset(conv_graphs - plain))
     fg = choose_layout(fg, conf, plain)
     fg = row_layouts(fg, conf, plain)
     fg = split_group_norms(fg, conf, plain)
@@ -745,6 +748,100 @@ class Scheduler:
                 extra += 1  # a pooling window loads its input at several indices
         return len(loads) + extra
 
+    def _tiled(self, g: Group, n: Node) -> bool:
+        """Whether a pointwise group feeding reduction `n` is a tiled (2-D) kernel, which a split reduction
+        does not take. Inductor lays a stored pointwise value out by a vote of its loads (each full-size
+        load for its own order; a tie: row-major) and tiles a kernel's loops at the contiguous dim of a
+        load laid out the other way; the first kernel of a split reduction runs over loops split another
+        way [SRC torch 2.13 _inductor/ir.py ComputedBuffer.get_fill_order, scheduler.py pick_loop_order,
+        codegen/simd.py candidate_tilings and can_fuse (config.triton.tiling_prevents_reduction_fusion);
+        M-CUDA cudagen: timm mixer_s16, the residual add of the channel MLP's output to the token-major
+        stream is a kernel of its own before the next (split) layer norm; fixtures/ops/cuda_layouts.py
+        token_mixer, the same add fused into an unsplit one]. Channels-last graphs are left out: their
+        compiled layouts are not eager's."""
+        if n.op.graph in self.fg.channels_last_graphs or not n.op.inputs:
+            return False
+        fed = self.fg.values.get(n.op.inputs[0])
+        if fed is None or fed.meta.shape is None or fed.producer is None or fed.producer not in g.nodes:
+            return False
+        votes = {self._rows(v) for v in self._loads_of(fed.vid) if self._full(v, fed.meta.shape)}
+        return len(votes) == 2
+
+    def _full(self, vid: int, shape: tuple) -> bool:
+        v = self.fg.values.get(vid)
+        return v is not None and v.meta.shape == shape
+
+    def _loads_of(self, vid: int) -> list[int]:
+        """The tensors a pointwise value's kernel loads once lowering inlined the pointwise ops before it
+        that it does not store (a value read again with more than 4 loads is stored: mark_reuse)."""
+        producer, out, stack, seen = self._producers(), [], [vid], set()
+        while stack and len(seen) < 64:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            p = producer.get(v)
+            if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason \
+                    and (v == vid or not self._stored(v)):
+                stack.extend(p.inputs)
+            elif p is not None and (p.category == "noop" or p.free_reason) and p.inputs:
+                stack.append(p.inputs[0])  # an identity (dropout in eval)
+            else:
+                out.append(v)
+        return out
+
+    def _stored(self, vid: int) -> bool:
+        """Whether lowering stores a pointwise value: read more than once, with more than 4 loads."""
+        memo = self.__dict__.setdefault("_stored_memo", {})
+        r = memo.get(vid)
+        if r is None:
+            memo[vid] = False  # a cycle's guess
+            r = memo[vid] = self._value_uses().get(vid, 0) > 1 and self._load_count(vid) > REALIZE_READS
+        return r
+
+    def _load_count(self, vid: int) -> int:
+        """Buffers a pointwise value's kernel loads: its loads, through views of values lowering inlines,
+        and a linear's bias, which the pointwise kernel after its mm adds (addmm_unfuse_bias)."""
+        producer, n = self._producers(), 0
+        for v in self._loads_of(vid):
+            base, p = v, producer.get(v)
+            while p is not None and p.category == "view" and p.inputs:
+                base = p.inputs[0]
+                p = producer.get(base)
+            if base != v and p is not None and p.category == "pointwise" and p.compiled == "generated" \
+                    and not p.free_reason and not self._stored(base):
+                n += self._load_count(base)
+            elif p is not None and p.name in ("linear", "addmm") and len(p.inputs) == 3 \
+                    and self.conf.get("addmm_unfuse_bias"):
+                n += 2
+            else:
+                n += 1
+        return n
+
+    def _rows(self, vid: int) -> bool:
+        """Whether a value lies with its last dim not adjacent in memory: a stored pointwise value by the
+        vote of its loads, anything else as eager lays it out."""
+        memo = self.__dict__.setdefault("_rows_memo", {})
+        r = memo.get(vid)
+        if r is None:
+            memo[vid] = val_rows = self.fg.values[vid].strided_rows  # a cycle's guess
+            p = self._producers().get(vid)
+            if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason:
+                shape = self.fg.values[vid].meta.shape
+                votes = [self._rows(v) for v in self._loads_of(vid) if v != vid and self._full(v, shape)]
+                val_rows = votes.count(True) > votes.count(False)
+            r = memo[vid] = val_rows
+        return r
+
+    def _value_uses(self) -> dict[int, int]:
+        uses = self.__dict__.get("_uses_memo")
+        if uses is None:
+            uses = self._uses_memo = {}
+            for op in self.fg.ops:
+                for v in set(op.inputs):
+                    uses[v] = uses.get(v, 0) + 1
+        return uses
+
     def _producers(self) -> dict[int, Op]:
         producer = getattr(self, "_producer_cache", None)  # once per function
         if producer is None:
@@ -760,6 +857,9 @@ class Scheduler:
                 and (f := default_table().ops.get(n.op.name)) is not None and f.realize_input and self.loads(g) > 1:
             return False  # a window op realizes an input that loads several buffers (realize_hint)
         if g.red is None:
+            if n.kind == "red" and self.conf.get("tiling_prevents_reduction_fusion") \
+                    and self._splits(n.numel, n.rout, n.op.reduce_axis) and self._tiled(g, n):
+                return False
             if n.kind == "red" and self.conf.get("stored_values_split") and n.op.name not in ("argmax", "argmin") \
                     and len(self.users.get(g.nodes[-1], ())) > 1 and self._splits(n.numel, n.rout, n.op.reduce_axis) \
                     and self.loads(g) > REALIZE_READS:
