@@ -885,9 +885,13 @@ class Scheduler:
             # a split norm's full-size epilogue is a pointwise kernel of its own: it takes the
             # full-size pointwise ops after it [M-CUDA cudagen: fixtures/ops/cuda_layouts.py token_norms]
             return n.numel == rin and (not split or any(self.ops[o].name in ROW_EPILOGUE for o in g.nodes))
-        # reduction after reduction: never into a split one, whose kernels end with its second level
+        # reduction after reduction: never into a split one, whose kernels end with its second level,
+        # unless it has a full-size epilogue (a norm's), a pointwise kernel that a reduction over the
+        # norm's output then joins [M-CUDA cudagen: timm mixer_s16's last layer norm (split) and the
+        # mean over tokens after it, triton_per_fused_mean_native_layer_norm]
         if split:
-            return False
+            return not horizontal and n.numel == rin and any(self.ops[o].name in ROW_EPILOGUE for o in g.nodes) \
+                and not self._splits(n.numel, n.rout, n.op.reduce_axis) and n.op.name not in ("argmax", "argmin")
         if rin is None or n.numel is None:
             return True
         if n.numel == rin and n.rout == rout:
@@ -1584,7 +1588,8 @@ class Scheduler:
                                           (-1,) if epilogue else writes_v, "generated", gi))
                     index += 1
                     if epilogue:
-                        kernels.append(Kernel(f"{prefix}_poi_fused_{joined}_{index}", tuple(sorted(own)),
+                        last = "per" if sum(op.category == "reduction" for op in gops) > 1 else "poi"
+                        kernels.append(Kernel(f"{prefix}_{last}_fused_{joined}_{index}", tuple(sorted(own)),
                                               reads_v + (-1,), writes_v, "generated", gi))
                         index += 1
             else:
