@@ -582,6 +582,10 @@ class Scheduler:
         # ops that read and write no memory of their own (views, allocations, no-ops, ops made free)
         self.passive = {op.oid for op in fg.ops if op.category in PASSIVE or op.free_reason}
         self.single_graph = all(op.graph == 0 for op in fg.ops)
+        # per value, memos of the layout vote (_rows, _stored) and of how many ops read it
+        self._rows_memo: dict[int, bool] = {}
+        self._stored_memo: dict[int, bool] = {}
+        self._uses_memo: dict[int, int] | None = None
         self.concats: set[int] = set()  # cats lowered as ConcatKernels in the graph being scheduled (concat_writers)
         # storages the function returns, and its inputs' storages (the same for every graph)
         self.returned = {stmap.get(v, v) for v in fg.returns}
@@ -768,6 +772,7 @@ class Scheduler:
         return len(votes) == 2
 
     def _full(self, vid: int, shape: tuple) -> bool:
+        """Whether a value has the given shape (a full-size load, not a broadcast one)."""
         v = self.fg.values.get(vid)
         return v is not None and v.meta.shape == shape
 
@@ -792,7 +797,7 @@ class Scheduler:
 
     def _stored(self, vid: int) -> bool:
         """Whether lowering stores a pointwise value: read more than once, with more than 4 loads."""
-        memo = self.__dict__.setdefault("_stored_memo", {})
+        memo = self._stored_memo
         r = memo.get(vid)
         if r is None:
             memo[vid] = False  # a cycle's guess
@@ -821,7 +826,7 @@ class Scheduler:
     def _rows(self, vid: int) -> bool:
         """Whether a value lies with its last dim not adjacent in memory: a stored pointwise value by the
         vote of its loads, anything else as eager lays it out."""
-        memo = self.__dict__.setdefault("_rows_memo", {})
+        memo = self._rows_memo
         r = memo.get(vid)
         if r is None:
             memo[vid] = val_rows = self.fg.values[vid].strided_rows  # a cycle's guess
@@ -834,7 +839,7 @@ class Scheduler:
         return r
 
     def _value_uses(self) -> dict[int, int]:
-        uses = self.__dict__.get("_uses_memo")
+        uses = self._uses_memo
         if uses is None:
             uses = self._uses_memo = {}
             for op in self.fg.ops:
