@@ -29,7 +29,6 @@ _PERMUTED_COPY = "a permuted copy read by an elementwise op: Inductor computes b
 _CONV_AFTER_LINEAR = "a convolution after a linear layer: Inductor keeps the bias in addmm and writes one layout copy; kpredict unfuses the bias and copies the weight once more"
 _CONV_AFTER_LINEAR_1X1 = "a 1x1 or depthwise convolution after a linear layer: Inductor keeps the bias in addmm and the convolution reads its output as it lies; kpredict unfuses the bias into a layout copy"
 KNOWN: dict[str, str] = {
-    _OPS + "advanced_index.py::mask_from_positions": "an arange read at the index of another arange: Inductor inlines it into its reader; kpredict stores it",
     _OPS + "advanced_index.py::one_hot_counts": "one_hot's range check (_assert_async of all(ge & lt)) is a kernel on CUDA; kpredict's one_hot leaves it out compiled",
     _OPS + "advanced_index.py::one_hot_from_data": "num_classes read from the data (max(), a host read): the graphs differ; kpredict counts max, zeros and the scatter as aten calls",
     _OPS + "attention_strided.py::contiguous_chunks": _SDPA_COPIES,

@@ -39,6 +39,8 @@ UNROLL_REDUCTIONS = 8  # config.unroll_reductions_threshold
 # gelu, hardswish, mish]
 SELF_REUSE = frozenset(("silu", "silu_", "gelu", "hardswish", "hardswish_", "mish", "mish_"))
 REALIZE_ACC_READS = 8  # config.realize_acc_reads_threshold
+REALIZE_OPS = 30  # config.realize_opcount_threshold: a value of more ops read twice is stored (has_large_inner_fn)
+OPS_PER_NODE = 2  # inner-function ops per op of ours (its loads, index arithmetic, masks of a cat), roughly
 REALIZE_READS = 4  # config.realize_reads_threshold: a value read twice with more loads is stored [SRC torch 2.13 _inductor/ir.py should_realize_on_reuse]
 MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; NOTE cheat sheet 19]
 # nodes reading one buffer are tried as fusion pairs only with the next 64 of them, in order
@@ -878,8 +880,14 @@ class Scheduler:
             return not horizontal and self.inlinable(g, n)
         rin, rout = g.red
         split = self.split(g)
-        if n.op.name in GATHER_EPILOGUES and not horizontal and self.conf.get("gather_epilogue_fusion"):
-            return True  # rows picked out of a reduction's output (x[:, [-1]], nll_loss) [M-CPU fixtures/models/gpt.py]
+        if n.op.name in GATHER_EPILOGUES and not horizontal:
+            if self.conf.get("gather_epilogue_fusion"):
+                return True  # rows picked out of a reduction's output (x[:, [-1]], nll_loss) [M-CPU fixtures/models/gpt.py]
+            # Triton: a load at gathered indices of what the kernel reduces waits for all of it; a load
+            # of another tensor at indices the reduction gives (masked_scatter's cumsum) does not
+            producer = self._producers()
+            src = producer.get(n.op.inputs[0]) if n.op.inputs else None
+            return src is None or src.oid not in g.nodes
         if n.kind == "pw":
             if n.op.name == GROUP_NORM_APPLY:
                 return False
@@ -969,6 +977,8 @@ class Scheduler:
         self.rewrite_concat(nodes)
         if self.conf.get("concat_kernel"):
             self.concat_writers(nodes)
+        elif self.conf.get("concat_kernel_shared_inputs"):
+            self.concat_writers(nodes, self._shared_input_cats(nodes))
         self.users = self.external_users(nodes, ops, gi)
         group_of: dict[int, int] = {}
         groups: dict[int, Group] = {}
@@ -1036,6 +1046,8 @@ class Scheduler:
             if n.kind == "pw" and merged.red is None and n.numel is not None and merged.numel != n.numel:
                 merged.numel = n.numel
             self._add_node(merged, n)
+        if self.conf.get("recompute_cheap_reuse"):
+            self._recompute_cheap(groups, nodes, group_of)
         if self.conf.get("kernel_groups"):
             position = self._kernel_groups(groups, nodes, group_of, ops, deps)
             return self.emit_kernels(groups, nodes, group_of, ops, gi, position)
@@ -1220,6 +1232,52 @@ class Scheduler:
             out[o] = ds
         return out
 
+    def _recompute_cheap(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int]) -> None:
+        """A pointwise group left as a kernel of its own that several generated kernels read, loading at
+        most 4 buffers, is not stored: lowering inlines it into each reader, which computes it again
+        (a rotary table's cos and sin in each of q's and k's kernels). A reader that needs it stored (a
+        matmul, an extern call) or a use outside the graph keeps it [SRC torch 2.13 _inductor/ir.py
+        StorageBox.should_realize_on_reuse, config.realize_reads_threshold, graph.py run_node
+        needs_realized_inputs; M-CUDA cudagen: transformers llama's rotary tables]. Its ops are
+        named in the first reader's kernel."""
+        if any(n.op.name in CONV_OPS for n in nodes.values()):
+            return  # only measured on graphs without convolutions
+        for g in sorted(groups.values(), key=lambda g: min(g.nodes)):
+            if g.kind != "fused" or g.red is not None or g.sealed or not self.concats.isdisjoint(g.nodes):
+                continue
+            inside = set(g.nodes)
+            if OPS_PER_NODE * self._inner_size(g.nodes, nodes) > REALIZE_OPS:
+                continue  # a large inner function is stored (has_large_inner_fn)
+            inside = set(g.nodes)
+            readers = {u for o in g.nodes for u in self.users.get(o, ())} - inside
+            if len(readers) < 2 or -1 in readers or any(
+                    u not in nodes or nodes[u].kind not in ("pw", "red") or nodes[u].absorbed_into is not None
+                    or u not in group_of or groups.get(group_of[u]) is None or groups[group_of[u]].kind != "fused"
+                    for u in readers):
+                continue
+            if self.loads(g) > REALIZE_READS or any(self._load_count(v) > REALIZE_READS
+                                                     for o in g.nodes for v in nodes[o].op.outputs):
+                continue  # more than 4 loads once its own producers are inlined: stored (mark_reuse)
+            first = min(readers)
+            for o in g.nodes:
+                nodes[o].absorbed_into = first
+                group_of[o] = group_of[first]
+            del groups[g.gid]
+
+    @staticmethod
+    def _inner_size(start: list[int], nodes: dict[int, Node]) -> int:
+        """Pointwise ops in the expression a group's values are computed by once lowering inlined
+        the pointwise ops before them (up to extern calls, reductions and graph inputs)."""
+        seen: set[int] = set()
+        stack = list(start)
+        while stack and len(seen) < 64:
+            o = stack.pop()
+            if o in seen or o not in nodes or nodes[o].kind != "pw":
+                continue
+            seen.add(o)
+            stack.extend(nodes[o].deps)
+        return len(seen)
+
     def external_users(self, nodes: dict[int, Node], ops: list[Op], gi: int) -> dict[int, set[int]]:
         """For each node: the nodes of this graph reading its output, and -1 if it leaves the graph."""
         writer: dict[int, int] = {}
@@ -1394,7 +1452,36 @@ class Scheduler:
         inside = set(g.nodes)
         return all(d in inside for o in g.nodes for d in nodes[o].deps)
 
-    def concat_writers(self, nodes: dict[int, Node]) -> None:
+    def _shared_input_cats(self, nodes: dict[int, Node]) -> set[int]:
+        """The cats Inductor lowers as ConcatKernels on cuda (else a pointwise cat, fused with its readers):
+        those with an input read elsewhere too that is an unstored pointwise value (seen through views),
+        which a pointwise cat would compute again [SRC torch 2.13 _inductor/lowering.py cat,
+        any_input_has_multi_consumers; M-CUDA cudagen: transformers gpt2, torch.diff(position_ids,
+        prepend=...) in masking_utils.find_packed_sequence_indices: the prepended value and position_ids
+        each a kernel writing into the cat, then the cumsum]."""
+        producer = self._producers()
+        readers: dict[int, int] = {}
+        for op in self.fg.ops:
+            for v in set(op.inputs):
+                readers[v] = readers.get(v, 0) + 1
+        cats: set[int] = set()
+        if any(n.op.name in CONV_OPS for n in nodes.values()):
+            return cats  # only measured on graphs without convolutions
+        for oid, n in nodes.items():
+            if n.op.name != "cat" or n.absorbed_into is not None or n.kind != "pw" or len(n.op.inputs) < 2:
+                continue
+            for v in n.op.inputs:
+                if readers.get(v, 0) < 2:
+                    continue
+                p = producer.get(v)
+                while p is not None and p.category == "view" and p.inputs:
+                    p = producer.get(p.inputs[0])
+                if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason:
+                    cats.add(oid)
+                    break
+        return cats
+
+    def concat_writers(self, nodes: dict[int, Node], only: set[int] | None = None) -> None:
         """A cat lowered as a ConcatKernel (rules/targets.toml concat_kernel): each input is computed
         into its slice of the output where its producer is, and the cat's readers read the stored
         output. The cat node stands for the slice writes, sized as its first input, so a reader (of the
@@ -1404,7 +1491,8 @@ class Scheduler:
         each projection]."""
         self.concats = set()
         for oid, n in nodes.items():
-            if n.op.name != "cat" or n.absorbed_into is not None or n.kind != "pw" or len(n.op.inputs) < 2:
+            if n.op.name != "cat" or n.absorbed_into is not None or n.kind != "pw" or len(n.op.inputs) < 2 \
+                    or (only is not None and oid not in only):
                 continue
             self.concats.add(oid)
             first = _numel(self.fg, n.op.inputs[0])
