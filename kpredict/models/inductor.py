@@ -1238,14 +1238,16 @@ class Scheduler:
         (a rotary table's cos and sin in each of q's and k's kernels). A reader that needs it stored (a
         matmul, an extern call) or a use outside the graph keeps it [SRC torch 2.13 _inductor/ir.py
         StorageBox.should_realize_on_reuse, config.realize_reads_threshold, graph.py run_node
-        needs_realized_inputs; M-CUDA cudagen: transformers llama's rotary tables]. Its ops are
-        named in the first reader's kernel."""
+        needs_realized_inputs; M-CUDA cudagen: transformers llama's rotary tables, an arange read at
+        another's index in fixtures/ops/advanced_index.py]. Its loads are counted with its own producers
+        inlined (more than 4: stored), and a long expression is stored too (has_large_inner_fn, ~2
+        inner-function ops per op; diffusers flux's three-axis rotary tables). Its ops are named in the
+        first reader's kernel. Only in graphs without convolutions: measured there alone."""
         if any(n.op.name in CONV_OPS for n in nodes.values()):
             return  # only measured on graphs without convolutions
         for g in sorted(groups.values(), key=lambda g: min(g.nodes)):
             if g.kind != "fused" or g.red is not None or g.sealed or not self.concats.isdisjoint(g.nodes):
                 continue
-            inside = set(g.nodes)
             if OPS_PER_NODE * self._inner_size(g.nodes, nodes) > REALIZE_OPS:
                 continue  # a large inner function is stored (has_large_inner_fn)
             inside = set(g.nodes)
@@ -1459,14 +1461,10 @@ class Scheduler:
         any_input_has_multi_consumers; M-CUDA cudagen: transformers gpt2, torch.diff(position_ids,
         prepend=...) in masking_utils.find_packed_sequence_indices: the prepended value and position_ids
         each a kernel writing into the cat, then the cumsum]."""
-        producer = self._producers()
-        readers: dict[int, int] = {}
-        for op in self.fg.ops:
-            for v in set(op.inputs):
-                readers[v] = readers.get(v, 0) + 1
         cats: set[int] = set()
         if any(n.op.name in CONV_OPS for n in nodes.values()):
             return cats  # only measured on graphs without convolutions
+        producer, readers = self._producers(), self._value_uses()
         for oid, n in nodes.items():
             if n.op.name != "cat" or n.absorbed_into is not None or n.kind != "pw" or len(n.op.inputs) < 2:
                 continue
