@@ -15,7 +15,7 @@ import math
 import re
 import operator
 import time
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from kpredict.frontend import shapes as S
@@ -3255,30 +3255,32 @@ class Interpreter(ObjectModel):
     def apply_fact(self, fact: OpFact, t: TensorRef | None, args: list[object], kwargs: dict[str, object],
                    node: ast.AST, *, category: str | None = None, quiet: bool = False) -> object:
         args, kwargs = _as_tensors(args, kwargs)
-        if self.autocast is not None and not self.autocast_busy:
-            cast = AC.cast_args(self, fact.name, [t, *args] if t is not None else list(args), kwargs, node)
-            if cast is not None:
-                new, kwargs = cast
-                if t is not None:
-                    t, new = new[0], new[1:]  # type: ignore[assignment]
-                self.autocast_busy = True
-                try:
-                    return apply_op(self, fact, t, new, kwargs, node, category=category, quiet=quiet)
-                finally:
-                    self.autocast_busy = False
-        return apply_op(self, fact, t, args, kwargs, node, category=category, quiet=quiet)
+        if self.autocast is None or self.autocast_busy:  # the common case, kept off the lambdas below
+            return apply_op(self, fact, t, args, kwargs, node, category=category, quiet=quiet)
+        if t is None:
+            return self.autocast_call(fact.name, args, kwargs, node, lambda a, kw: apply_op(
+                self, fact, None, a, kw, node, category=category, quiet=quiet))
+        return self.autocast_call(fact.name, [t, *args], kwargs, node, lambda a, kw: apply_op(
+            self, fact, a[0], a[1:], kw, node, category=category, quiet=quiet))  # type: ignore[arg-type]
 
     def run_catalogue(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         """A catalogue function (rules/modules.toml), cast first where autocast wraps it (F.linear, conv2d)."""
-        if self.autocast is not None and not self.autocast_busy:
-            cast = AC.cast_args(self, name, args, kwargs, node)
-            if cast is not None:
-                self.autocast_busy = True
-                try:
-                    return self.run_function(name, cast[0], cast[1], node=node, mod=CATALOGUE)
-                finally:
-                    self.autocast_busy = False
-        return self.run_function(name, args, kwargs, node=node, mod=CATALOGUE)
+        return self.autocast_call(name, args, kwargs, node,
+                                  lambda a, kw: self.run_function(name, a, kw, node=node, mod=CATALOGUE))
+
+    def autocast_call(self, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST,
+                      run: Callable[[list[object], dict[str, object]], object]) -> object:
+        """run(args, kwargs), with the arguments cast first where an autocast region wraps `name`; what
+        the wrapped call runs inside is not cast again."""
+        cast = AC.cast_args(self, name, args, kwargs, node) if self.autocast is not None and not self.autocast_busy \
+            else None
+        if cast is None:  # no region, inside a wrapped call, or an op autocast leaves alone
+            return run(args, kwargs)
+        self.autocast_busy = True
+        try:
+            return run(*cast)
+        finally:
+            self.autocast_busy = False
 
 
 class _TensorLike:

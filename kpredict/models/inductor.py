@@ -809,12 +809,9 @@ class Scheduler:
     def _load_count(self, vid: int) -> int:
         """Buffers a pointwise value's kernel loads: its loads, through views of values lowering inlines,
         and a linear's bias, which the pointwise kernel after its mm adds (addmm_unfuse_bias)."""
-        producer, n = self._producers(), 0
+        n = 0
         for v in self._loads_of(vid):
-            base, p = v, producer.get(v)
-            while p is not None and p.category == "view" and p.inputs:
-                base = p.inputs[0]
-                p = producer.get(base)
+            base, p = self._view_base(v)
             if base != v and p is not None and p.category == "pointwise" and p.compiled == "generated" \
                     and not p.free_reason and not self._stored(base):
                 n += self._load_count(base)
@@ -824,6 +821,15 @@ class Scheduler:
             else:
                 n += 1
         return n
+
+    def _view_base(self, vid: int) -> tuple[int, Op | None]:
+        """The value a tensor is a view of (itself when no view made it), and that value's producer."""
+        producer = self._producers()
+        base, p = vid, producer.get(vid)
+        while p is not None and p.category == "view" and p.inputs:
+            base = p.inputs[0]
+            p = producer.get(base)
+        return base, p
 
     def _rows(self, vid: int) -> bool:
         """Whether a value lies with its last dim not adjacent in memory: a stored pointwise value by the
@@ -975,9 +981,12 @@ class Scheduler:
         self.rewrite_addmm(nodes, users)
         self.rewrite_attention(nodes, users)
         self.rewrite_concat(nodes)
+        # the two cuda lowering rules below were measured on graphs without convolutions only
+        conv_free = bool(self.conf.get("concat_kernel_shared_inputs") or self.conf.get("recompute_cheap_reuse")) \
+            and not any(n.op.name in CONV_OPS for n in nodes.values())
         if self.conf.get("concat_kernel"):
             self.concat_writers(nodes)
-        elif self.conf.get("concat_kernel_shared_inputs"):
+        elif self.conf.get("concat_kernel_shared_inputs") and conv_free:
             self.concat_writers(nodes, self._shared_input_cats(nodes))
         self.users = self.external_users(nodes, ops, gi)
         group_of: dict[int, int] = {}
@@ -1046,7 +1055,7 @@ class Scheduler:
             if n.kind == "pw" and merged.red is None and n.numel is not None and merged.numel != n.numel:
                 merged.numel = n.numel
             self._add_node(merged, n)
-        if self.conf.get("recompute_cheap_reuse"):
+        if self.conf.get("recompute_cheap_reuse") and conv_free:
             self._recompute_cheap(groups, nodes, group_of)
         if self.conf.get("kernel_groups"):
             position = self._kernel_groups(groups, nodes, group_of, ops, deps)
@@ -1242,9 +1251,7 @@ class Scheduler:
         another's index in fixtures/ops/advanced_index.py]. Its loads are counted with its own producers
         inlined (more than 4: stored), and a long expression is stored too (has_large_inner_fn, ~2
         inner-function ops per op; diffusers flux's three-axis rotary tables). Its ops are named in the
-        first reader's kernel. Only in graphs without convolutions: measured there alone."""
-        if any(n.op.name in CONV_OPS for n in nodes.values()):
-            return  # only measured on graphs without convolutions
+        first reader's kernel."""
         for g in sorted(groups.values(), key=lambda g: min(g.nodes)):
             if g.kind != "fused" or g.red is not None or g.sealed or not self.concats.isdisjoint(g.nodes):
                 continue
@@ -1462,18 +1469,14 @@ class Scheduler:
         prepend=...) in masking_utils.find_packed_sequence_indices: the prepended value and position_ids
         each a kernel writing into the cat, then the cumsum]."""
         cats: set[int] = set()
-        if any(n.op.name in CONV_OPS for n in nodes.values()):
-            return cats  # only measured on graphs without convolutions
-        producer, readers = self._producers(), self._value_uses()
+        readers = self._value_uses()
         for oid, n in nodes.items():
             if n.op.name != "cat" or n.absorbed_into is not None or n.kind != "pw" or len(n.op.inputs) < 2:
                 continue
             for v in n.op.inputs:
                 if readers.get(v, 0) < 2:
                     continue
-                p = producer.get(v)
-                while p is not None and p.category == "view" and p.inputs:
-                    p = producer.get(p.inputs[0])
+                _, p = self._view_base(v)
                 if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason:
                     cats.add(oid)
                     break
