@@ -124,6 +124,9 @@ class Op:
     region: int | None = None  # set when the op runs inside a call through a torch.compile'd function
     only: str | None = None  # "eager" | "compiled": the op exists in that mode only (torch.nn catalogue)
     phase: str = "forward"  # forward | backward | optimizer: the part of a training step it belongs to
+    # in a custom op's body (`with __kp_opaque__()`): "call" for its first launching op, "inner" for
+    # the others, which Inductor's wrapper does not call itself (the op launches them)
+    opaque: str = ""
 
     def moved(self, oid: int, inputs: tuple[int, ...], outputs: tuple[int, ...], mutates: tuple[int, ...],
               graph: int, via: tuple[str, ...], span: Span) -> Op:
@@ -131,7 +134,8 @@ class Op:
         these, and one positional call costs a fifth of dataclasses.replace."""
         return Op(oid, self.name, self.category, span, inputs, outputs, mutates, self.aten, self.eager_kernels,
                   self.eager_reads, self.eager_writes, self.syncs, graph, self.compiled, self.reduce_numel,
-                  self.reduce_len, self.reduce_axis, self.free_reason, via, self.region, self.only, self.phase)
+                  self.reduce_len, self.reduce_axis, self.free_reason, via, self.region, self.only, self.phase,
+                  self.opaque)
 
 
 @dataclass(frozen=True, slots=True)

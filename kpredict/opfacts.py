@@ -139,6 +139,7 @@ class OpTable:
     containers: tuple[str, ...] = ()  # dotted prefixes whose classes are output containers (ModelOutput)
     overrides: dict[str, str] = field(default_factory=dict)  # dotted function -> catalogue function, in-tree too
     init_decorators: dict[str, dict] = field(default_factory=dict)  # dotted decorator -> {attr}: config registrars
+    class_decorators: dict[str, dict] = field(default_factory=dict)  # dotted decorator -> {forward, attrs, methods}
     # dotted classes whose own __init_subclass__ runs for their subclasses in the tree (`subclass_hook`)
     subclass_hooks: frozenset[str] = frozenset()
     # eager autograd (rules/autograd.toml): op name (or "name/N" for N tensor inputs) -> its backward,
@@ -267,6 +268,7 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
                    overrides={a: name for name, f in libs.get("function", {}).items() if f.get("override")
                               for a in f.get("api", [])},
                    init_decorators=libs.get("init_decorator", {}),
+                   class_decorators=libs.get("class_decorator", {}),
                    subclass_hooks=frozenset(a for m in libs.get("module", {}).values() if m.get("subclass_hook")
                                             for a in m.get("api", [])),
                    backward=backward, grad_views=grad_views)

@@ -158,6 +158,7 @@ class Shared:
         self.rerun_states: dict[Settings, tuple[ConstructMemo, Summaries]] = {}  # per settings (for_rerun)
         self.file_steps = FILE_STEPS  # statements left for the file's analyses
         self.subclass_hooked: set[tuple] = set()  # classes whose base's __init_subclass__ ran (subclass_hook)
+        self.decorated: dict[tuple, tuple | None] = {}  # (mod, class) -> its class decorator's forward (objects.py)
         self.realpaths: dict[str, str] = {}  # os.path.realpath of the paths met (ObjectModel.realpath)
         self.deadline = math.inf  # time.process_time() past which the file's analyses stop (_Late)
         self.pyproject: dict[str, dict[str, str]] | None = None  # the file's [tool.kpredict.*] entries
@@ -175,6 +176,7 @@ class Shared:
             "__kp_param__": ModRef("kpredict.hook.param"),
             "__kp_container__": ModRef("kpredict.hook.container"),
             "__kp_only__": ModRef("kpredict.hook.only"),
+            "__kp_opaque__": ModRef("kpredict.hook.opaque"),
             "__kp_target__": ModRef("kpredict.hook.target"),
             "__kp_contiguous__": ModRef("kpredict.hook.contiguous"),
             "__kp_channels_last__": ModRef("kpredict.hook.channels_last"),
@@ -539,6 +541,10 @@ class Interpreter(ObjectModel):
         self.anchor: ast.AST | None = None  # call site that ops of torch.nn catalogue code are reported at
         self.active: dict[tuple, int] = {}  # (module, qualname, bound) being run, how many times: the recursion guard
         self.only: str | None = None  # inside `with __kp_only__("eager"|"compiled")` of catalogue code
+        # inside `with __kp_opaque__()` of catalogue code: a custom op's body, which runs op by op (as
+        # eager does) inside a compiled graph: nothing in it fuses, and its syncs break no graph.
+        # "call" until its first launching op, "inner" after (Op.opaque)
+        self.opaque = ""
         self.frames: list[list] = []  # per running function: [first op, Dynamo skips it, calls, breaks] (objects.py)
         self.concrete: dict[int, C.Concrete] = {}  # vid -> elements of a small tensor computed while building
         self.concrete_busy = False  # inside the op whose result's elements concrete_op computed
@@ -612,12 +618,20 @@ class Interpreter(ObjectModel):
         cat = category or fact.category
         if free_reason:
             cat = "view"
+        compiled = fact.compiled_as(self.settings.target)
+        opaque = ""
+        if self.opaque:
+            if compiled == "generated":
+                compiled = "fallback"  # the aten op itself, called by the custom op Inductor cannot look into
+            if cat not in ("view", "alloc", "sync", "noop", "unknown"):
+                opaque, self.opaque = self.opaque, "inner"
         op = Op(
             oid=self.shared.next_oid(), name=fact.name, category=cat, span=_span(self.anchor or node),
             inputs=tuple(seen), outputs=tuple(o.vid for o in outputs), mutates=mutates,
             aten=aten if aten is not None else fact.aten, graph=self.graph,
-            compiled=fact.compiled_as(self.settings.target), free_reason=free_reason, region=self.region,
+            compiled=compiled, free_reason=free_reason, region=self.region,
             via=tuple(self.stack[1:]), only=self.only if self.phase == "forward" else "eager", phase=self.phase,
+            opaque=opaque,
         )
         if reduce is not None:
             op.reduce_len = reduce.reduce_len
@@ -707,8 +721,8 @@ class Interpreter(ObjectModel):
         self.autocast = AC.Region(dtype, outer.cache if outer is not None else {})
 
     def graph_break(self, node: ast.AST, reason: str) -> None:
-        if not self.recording or self.only == "eager" or self.phase != "forward":  # what eager alone runs breaks no compiled graph
-            return
+        if not self.recording or self.only == "eager" or self.phase != "forward" or self.opaque:
+            return  # what eager alone runs (or a custom op's body) breaks no compiled graph
         self.unlike_building = True
         if self.stack and self.stack[0] == "<module>" and self.region is None:
             return  # top-level code outside a compiled call is not a compiled graph
@@ -981,18 +995,20 @@ class Interpreter(ObjectModel):
         elif isinstance(s, ast.While):
             self.exec_while(s, frame)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
-            only, autocast = self.only, self.autocast
+            only, autocast, opaque = self.only, self.autocast, self.opaque
             for item in s.items:
                 self.autocast_region(item.context_expr, frame)
                 v = self.ev(item.context_expr, frame)
                 if isinstance(v, ModRef) and v.dotted.startswith("kpredict.only."):
                     self.only = v.dotted[len("kpredict.only."):]  # ops of the block exist in one mode only
+                elif isinstance(v, ModRef) and v.dotted == "kpredict.opaque":
+                    self.opaque = "call"
                 if item.optional_vars is not None:
                     self.assign(item.optional_vars, Opaque("context") if not isinstance(v, TensorRef) else v, frame, s)
             try:
                 self.exec_block(s.body, frame)
             finally:
-                self.only, self.autocast = only, autocast
+                self.only, self.autocast, self.opaque = only, autocast, opaque
         elif isinstance(s, ast.Try) or (hasattr(ast, "TryStar") and isinstance(s, getattr(ast, "TryStar"))):
             try:
                 self.exec_block(s.body, frame)

@@ -932,6 +932,10 @@ class ObjectModel:
         mode = "train" if self.is_training(inst) else "eval"
         target = self.settings.target
         for k in self.mro(ClassRef(inst.cls, inst.mod)):
+            if k.mod != CATALOGUE and self.table.class_decorators:
+                made = self.decorated_forward(k, inst)
+                if made is not None:
+                    return made
             if k.mod == CATALOGUE:
                 for when in (f"{mode},{target}", mode, target):
                     name = f"{k.name}.{variant_method(when)}"
@@ -941,6 +945,51 @@ class ObjectModel:
                 if self.func_def(k.mod, f"{k.name}.{meth}") is not None:
                     return FuncRef(f"{k.name}.{meth}", bound=inst, mod=k.mod)
         return None
+
+    def decorated_forward(self, k: ClassRef, inst: Instance) -> FuncRef | None:
+        """The forward a class decorator of rules/libraries.toml puts on class `k` (transformers'
+        `@use_experts_implementation` dispatches to grouped_mm_experts_forward): a function of the
+        decorator's own module, run with the module as its first argument; the attributes the
+        decorated `__init__` sets (the decorator's keywords over the entry's defaults) are set on
+        the instance, and the methods it adds where the class has none."""
+        key = (k.mod, k.name)
+        if key not in self.shared.decorated:
+            self.shared.decorated[key] = None
+            cdef = self.class_def(k)
+            for d in cdef.decorator_list if cdef is not None else []:
+                call = d if isinstance(d, ast.Call) else None
+                frame = Frame(env={}, qualname="<module>", mod=k.mod)
+                was = self.recording
+                self.recording = False
+                try:
+                    v = self.ev(call.func if call is not None else d, frame)
+                    if not isinstance(v, FuncRef) or v.mod in (None, CATALOGUE):
+                        continue  # the library's own module is not in the tree: the class's forward runs
+                    entry = self.table.class_decorators.get(f"{I.module_dotted(self.path_of(v.mod))}.{v.qualname}")
+                    if entry is None:
+                        continue
+                    attrs = {n: Py(x) for n, x in entry.get("attrs", {}).items()}
+                    for kw in call.keywords if call is not None else []:
+                        if kw.arg in attrs:
+                            attrs[kw.arg] = self.ev(kw.value, frame)
+                finally:
+                    self.recording = was
+                self.shared.decorated[key] = (v.mod, entry, attrs)
+                break
+        made = self.shared.decorated[key]
+        if made is None:
+            return None
+        mod, entry, attrs = made
+        missing = {n: v for n, v in attrs.items() if n not in inst.attrs}
+        missing.update({name: FuncRef(fn, bound=inst, mod=mod) for name, fn in entry.get("methods", {}).items()
+                        if name not in inst.attrs
+                        and not any(self.func_def(c.mod, f"{c.name}.{name}") is not None for c in self.mro(k))})
+        if missing:
+            inst.attrs.update(missing)
+            touch(inst)
+        if entry.get("assume"):
+            self.assume(entry["assume"])  # type: ignore[attr-defined]
+        return FuncRef(entry["forward"], bound=inst, mod=mod)
 
     def call_instance(self, inst: Instance, args: list[object], kwargs: dict[str, object], node: ast.AST,
                       frame: Frame) -> object:
@@ -1323,6 +1372,8 @@ class ObjectModel:
             return Py(None)
         if name == "only" and args and isinstance(args[0], Py) and args[0].value in ("eager", "compiled"):
             return ModRef(f"kpredict.only.{args[0].value}")
+        if name == "opaque":  # `with __kp_opaque__():` a custom op's body (Interpreter.opaque)
+            return ModRef("kpredict.opaque")
         if name == "target":
             return Py(self.settings.target)
         if name == "compiling":  # torch.compiler.is_compiling(): the answer depends on the mode analyzed

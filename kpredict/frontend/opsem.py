@@ -195,6 +195,13 @@ def apply_op(it: Interpreter, fact: OpFact, t: TensorRef | None, args: list[obje
                 aten=aten, reduce=reduce)
         return t
 
+    # ---------------------------------------------------------- out=: writes the tensor given
+    given = kwargs.get("out")
+    if isinstance(given, TensorRef) and fact.returns == "tensor":
+        it.emit(fact, node, [x for x in tensors if x != given], [given], mutates=(given.vid,), category=cat,
+                aten=aten, reduce=reduce)
+        return given
+
     if fact.name in ("reshape", "flatten", "contiguous"):
         contiguous = True  # the copy these make when they cannot return a view is contiguous
     outs = [it.new_tensor(out_meta, contiguous=contiguous)]
@@ -739,6 +746,16 @@ def _infer_shape(it: Interpreter, fact: OpFact, a: Args, t: TensorRef | None, te
     elif rule == "addmm":
         if len(metas) >= 3:
             shape = S.matmul_shape(metas[1].shape, metas[2].shape)
+    elif rule == "histc":  # (bins,) counts, 100 by default
+        bins = a.py(1, "bins", 100)
+        shape = (bins,) if isinstance(bins, int) and not isinstance(bins, bool) else (None,)
+    elif rule == "grouped_mm":  # (S, K) rows in groups against (E, K, N) -> (S, N); 3-D x 3-D: a bmm
+        if len(metas) >= 2 and metas[0].shape is not None and metas[1].shape is not None:
+            a_, b_ = metas[0].shape, metas[1].shape
+            if len(a_) == 2 and len(b_) == 3:
+                shape = (a_[0], b_[2])
+            elif len(a_) == 3 and len(b_) == 3:
+                shape = S.matmul_shape(a_, b_)
     elif rule == "view":
         sizes = a.ints(0, "shape")
         shape = S.view_shape(first.shape, sizes) if sizes is not None else None

@@ -605,6 +605,10 @@ class Scheduler:
         for op in ops:
             oid = op.oid
             d = set(map(get, ins[oid]))
+            if op.category in ("extern", "fallback"):
+                for m in op.mutates:  # a call writing into a view (mm `out=` a slice) keeps the rest of the buffer
+                    if (st := self._st(m)) != m and (w := get(st)) is not None:
+                        d.add(w)
             d.discard(None)
             deps[oid] = d
             if oid in passive or op.category == "sync":
@@ -1644,7 +1648,7 @@ class Scheduler:
                         aten = "mm"
                         min(users, key=lambda u: u[0])[1].dtypes.add("__addmm__")
                 kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), reads_v, writes_v,
-                                      g.kind, gi))
+                                      g.kind, gi, inner=op.opaque == "inner"))
                 if g.kind == "fallback" or aten == (op.aten[0] if op.aten else op.name):
                     # the aten call launches what eager launches for it (topk on cuda: two kernels;
                     # an addmm whose bias ATen copies into the output before cuBLAS runs, unless
