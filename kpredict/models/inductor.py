@@ -894,10 +894,12 @@ class Scheduler:
             if self.conf.get("gather_epilogue_fusion"):
                 return True  # rows picked out of a reduction's output (x[:, [-1]], nll_loss) [M-CPU fixtures/models/gpt.py]
             # Triton: a load at gathered indices of what the kernel reduces waits for all of it; a load
-            # of another tensor at indices the reduction gives (masked_scatter's cumsum) does not
+            # of another tensor at indices the reduction gives (masked_scatter's cumsum) does not, when
+            # it has the reduction's size or its rows' (the gather of a mixture's tokens by the sorted
+            # expert ids is 2,048 elements after a sort of 32: a kernel of its own in cudagen)
             producer = self._producers()
             src = producer.get(n.op.inputs[0]) if n.op.inputs else None
-            return src is None or src.oid not in g.nodes
+            return (src is None or src.oid not in g.nodes) and (n.numel is None or rin is None or n.numel in (rin, rout))
         if n.kind == "pw":
             if n.op.name == GROUP_NORM_APPLY:
                 return False
