@@ -717,6 +717,15 @@ class Scheduler:
     def _weight(self, o: int) -> int:
         return 1 if self.ops[o].category == "reduction" or len(self.users.get(o, ())) > 1 else 0
 
+    def _inlined_into(self, n: Node, numel: int) -> bool:
+        """Whether pointwise node `n` has one reader, a pointwise op of `numel` elements."""
+        users = self.users.get(n.op.oid, ())
+        if len(users) != 1:
+            return False
+        u = self.ops.get(next(iter(users)))  # -1: read outside the graph
+        return u is not None and u.category == "pointwise" and bool(u.outputs) \
+            and _numel(self.fg, u.outputs[0]) == numel
+
     def inlinable(self, g: Group, n: Node) -> bool:
         """A pointwise group used only by `n` is inlined into it, whatever its size (broadcast operands),
         unless it loads more than 8 buffers: lowering then stores it (has_exceeded_max_reads) and a
@@ -909,7 +918,12 @@ class Scheduler:
                 return True
             # a split norm's full-size epilogue is a pointwise kernel of its own: it takes the
             # full-size pointwise ops after it [M-CUDA cudagen: fixtures/ops/cuda_layouts.py token_norms]
-            return n.numel == rin and (not split or any(self.ops[o].name in ROW_EPILOGUE for o in g.nodes))
+            if n.numel == rin:
+                return not split or any(self.ops[o].name in ROW_EPILOGUE for o in g.nodes)
+            # a smaller pointwise value only a full-size pointwise op reads is inlined into that reader
+            # (rotate_half's -x2 into its cat), so it goes where the reader goes: into a normed query's
+            # kernel with the rotary embedding [M-CUDA cudagen: fixtures/ops/qk_norm_rope.py]
+            return not split and not horizontal and self._inlined_into(n, rin)
         # reduction after reduction: never into a split one, whose kernels end with its second level,
         # unless it has a full-size epilogue (a norm's), a pointwise kernel that a reduction over the
         # norm's output then joins [M-CUDA cudagen: timm mixer_s16's last layer norm (split) and the
