@@ -177,6 +177,7 @@ class Shared:
             "__kp_container__": ModRef("kpredict.hook.container"),
             "__kp_only__": ModRef("kpredict.hook.only"),
             "__kp_opaque__": ModRef("kpredict.hook.opaque"),
+            "__kp_repeat__": ModRef("kpredict.hook.repeat"),
             "__kp_target__": ModRef("kpredict.hook.target"),
             "__kp_contiguous__": ModRef("kpredict.hook.contiguous"),
             "__kp_channels_last__": ModRef("kpredict.hook.channels_last"),
@@ -545,6 +546,9 @@ class Interpreter(ObjectModel):
         # eager does) inside a compiled graph: nothing in it fuses, and its syncs break no graph.
         # "call" until its first launching op, "inner" after (Op.opaque)
         self.opaque = ""
+        # inside `with __kp_repeat__(n)` of catalogue code: each launching op stands for n launches of
+        # itself over parts of its tensors (a custom op's loop over groups, as one op: Op.eager_kernels)
+        self.repeat = 0
         self.frames: list[list] = []  # per running function: [first op, Dynamo skips it, calls, breaks] (objects.py)
         self.concrete: dict[int, C.Concrete] = {}  # vid -> elements of a small tensor computed while building
         self.concrete_busy = False  # inside the op whose result's elements concrete_op computed
@@ -636,6 +640,8 @@ class Interpreter(ObjectModel):
         if reduce is not None:
             op.reduce_len = reduce.reduce_len
             op.reduce_axis = reduce.axis
+        if self.repeat and cat not in ("view", "alloc", "sync", "noop", "unknown"):
+            op.eager_kernels = self.repeat
         if not self.recording:
             return op
         for o in outputs:
@@ -995,7 +1001,7 @@ class Interpreter(ObjectModel):
         elif isinstance(s, ast.While):
             self.exec_while(s, frame)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
-            only, autocast, opaque = self.only, self.autocast, self.opaque
+            only, autocast, opaque, repeat = self.only, self.autocast, self.opaque, self.repeat
             for item in s.items:
                 self.autocast_region(item.context_expr, frame)
                 v = self.ev(item.context_expr, frame)
@@ -1003,12 +1009,14 @@ class Interpreter(ObjectModel):
                     self.only = v.dotted[len("kpredict.only."):]  # ops of the block exist in one mode only
                 elif isinstance(v, ModRef) and v.dotted == "kpredict.opaque":
                     self.opaque = "call"
+                elif isinstance(v, ModRef) and v.dotted.startswith("kpredict.repeat."):
+                    self.repeat = int(v.dotted[len("kpredict.repeat."):])
                 if item.optional_vars is not None:
                     self.assign(item.optional_vars, Opaque("context") if not isinstance(v, TensorRef) else v, frame, s)
             try:
                 self.exec_block(s.body, frame)
             finally:
-                self.only, self.autocast, self.opaque = only, autocast, opaque
+                self.only, self.autocast, self.opaque, self.repeat = only, autocast, opaque, repeat
         elif isinstance(s, ast.Try) or (hasattr(ast, "TryStar") and isinstance(s, getattr(ast, "TryStar"))):
             try:
                 self.exec_block(s.body, frame)

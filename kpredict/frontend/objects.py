@@ -711,6 +711,8 @@ class ObjectModel:
                                   describe=describe)
             elif init is not None:
                 self.init_dataclass(inst, c, args, kwargs, describe)
+            if self.table.class_decorators and c.mod != CATALOGUE:
+                self.decorate(c, inst)
         finally:
             self.recording = was
         return inst
@@ -946,47 +948,58 @@ class ObjectModel:
                     return FuncRef(f"{k.name}.{meth}", bound=inst, mod=k.mod)
         return None
 
-    def decorated_forward(self, k: ClassRef, inst: Instance) -> FuncRef | None:
-        """The forward a class decorator of rules/libraries.toml puts on class `k` (transformers'
-        `@use_experts_implementation` dispatches to grouped_mm_experts_forward): a function of the
-        decorator's own module, run with the module as its first argument; the attributes the
-        decorated `__init__` sets (the decorator's keywords over the entry's defaults) are set on
-        the instance, and the methods it adds where the class has none."""
+    def class_decorator(self, k: ClassRef) -> tuple | None:
+        """What a class decorator of rules/libraries.toml does to class `k` of the tree (transformers'
+        `@use_experts_implementation`): (the decorator's module, its entry, the attributes its
+        `__init__` sets: the decorator's keywords over the entry's defaults), or None. Only where the
+        decorator's own module is in the tree: its `forward` names a function of that module."""
         key = (k.mod, k.name)
-        if key not in self.shared.decorated:
-            self.shared.decorated[key] = None
-            cdef = self.class_def(k)
-            for d in cdef.decorator_list if cdef is not None else []:
-                call = d if isinstance(d, ast.Call) else None
-                frame = Frame(env={}, qualname="<module>", mod=k.mod)
-                was = self.recording
-                self.recording = False
-                try:
-                    v = self.ev(call.func if call is not None else d, frame)
-                    if not isinstance(v, FuncRef) or v.mod in (None, CATALOGUE):
-                        continue  # the library's own module is not in the tree: the class's forward runs
-                    entry = self.table.class_decorators.get(f"{I.module_dotted(self.path_of(v.mod))}.{v.qualname}")
-                    if entry is None:
-                        continue
-                    attrs = {n: Py(x) for n, x in entry.get("attrs", {}).items()}
-                    for kw in call.keywords if call is not None else []:
-                        if kw.arg in attrs:
-                            attrs[kw.arg] = self.ev(kw.value, frame)
-                finally:
-                    self.recording = was
-                self.shared.decorated[key] = (v.mod, entry, attrs)
-                break
-        made = self.shared.decorated[key]
+        if key in self.shared.decorated:
+            return self.shared.decorated[key]
+        self.shared.decorated[key] = None
+        cdef = self.class_def(k)
+        for d in cdef.decorator_list if cdef is not None else []:
+            call = d if isinstance(d, ast.Call) else None
+            frame = Frame(env={}, qualname="<module>", mod=k.mod)
+            was = self.recording
+            self.recording = False
+            try:
+                v = self.ev(call.func if call is not None else d, frame)
+                if not isinstance(v, FuncRef) or v.mod in (None, CATALOGUE):
+                    continue
+                entry = self.table.class_decorators.get(f"{I.module_dotted(self.path_of(v.mod))}.{v.qualname}")
+                if entry is None:
+                    continue
+                attrs = {n: Py(x) for n, x in entry.get("attrs", {}).items()}
+                for kw in call.keywords if call is not None else []:
+                    if kw.arg in attrs:
+                        attrs[kw.arg] = self.ev(kw.value, frame)
+            finally:
+                self.recording = was
+            self.shared.decorated[key] = (v.mod, entry, attrs)
+            break
+        return self.shared.decorated[key]
+
+    def decorate(self, c: ClassRef, inst: Instance) -> None:
+        """After `__init__`: the attributes and methods a class decorator's `__init__` adds (class_decorator)."""
+        for k in self.mro(c):
+            made = self.class_decorator(k) if k.mod != CATALOGUE else None
+            if made is None:
+                continue
+            mod, entry, attrs = made
+            inst.attrs.update(attrs)
+            for name, fn in entry.get("methods", {}).items():
+                if not any(self.func_def(x.mod, f"{x.name}.{name}") is not None for x in self.mro(k)):
+                    inst.attrs.setdefault(name, FuncRef(fn, bound=inst, mod=mod))
+            return
+
+    def decorated_forward(self, k: ClassRef, inst: Instance) -> FuncRef | None:
+        """The forward a class decorator puts on class `k`: a function of the decorator's own module,
+        run with the module as its first argument (transformers' grouped_mm_experts_forward)."""
+        made = self.class_decorator(k)
         if made is None:
             return None
-        mod, entry, attrs = made
-        missing = {n: v for n, v in attrs.items() if n not in inst.attrs}
-        missing.update({name: FuncRef(fn, bound=inst, mod=mod) for name, fn in entry.get("methods", {}).items()
-                        if name not in inst.attrs
-                        and not any(self.func_def(c.mod, f"{c.name}.{name}") is not None for c in self.mro(k))})
-        if missing:
-            inst.attrs.update(missing)
-            touch(inst)
+        mod, entry, _ = made
         if entry.get("assume"):
             self.assume(entry["assume"])  # type: ignore[attr-defined]
         return FuncRef(entry["forward"], bound=inst, mod=mod)
@@ -1374,6 +1387,11 @@ class ObjectModel:
             return ModRef(f"kpredict.only.{args[0].value}")
         if name == "opaque":  # `with __kp_opaque__():` a custom op's body (Interpreter.opaque)
             return ModRef("kpredict.opaque")
+        if name == "repeat" and args:  # `with __kp_repeat__(n):` each op n launches (Interpreter.repeat)
+            n = py(args[0], None)
+            if isinstance(n, int) and not isinstance(n, bool) and n >= 1:
+                return ModRef(f"kpredict.repeat.{n}")
+            return Unknown("repeat count not known statically")
         if name == "target":
             return Py(self.settings.target)
         if name == "compiling":  # torch.compiler.is_compiling(): the answer depends on the mode analyzed

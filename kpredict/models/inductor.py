@@ -633,6 +633,8 @@ class Scheduler:
                 roots.add(op.oid)
             if op.category == "unknown":
                 roots |= deps[op.oid]
+            if op.opaque:  # a custom op's body runs whole when the op runs
+                roots.add(op.oid)
         # values crossing a graph break are outputs of the earlier graph
         for op in ops:
             for d in deps[op.oid]:
@@ -1670,8 +1672,8 @@ class Scheduler:
                     # an addmm whose bias ATen copies into the output before cuBLAS runs, unless
                     # Inductor made it an mm above)
                     fact = default_table().ops.get(op.name)
-                    n = fact.own_launches(self.target) if fact is not None else 1
-                    if n > 1:
+                    n = op.eager_kernels or (fact.own_launches(self.target) if fact is not None else 1)
+                    if n > 1:  # (op.eager_kernels: one op standing for a custom op's loop, __kp_repeat__)
                         kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), (), (),
                                               g.kind, gi, n - 1, inner=True))
                 continue
