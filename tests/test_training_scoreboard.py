@@ -28,7 +28,9 @@ STORE = json.loads(DEFAULT_OUT.read_text()) if DEFAULT_OUT.is_file() else {"meas
 MEASURED = {k.split("|")[0]: v for k, v in STORE["measured"].items()
             if k.endswith("|cpu") and not v.get("error") and v.get("eager") is not None}
 
-_MOE = "forward: the experts a mixture-of-experts layer runs depend on the router's values (as in the forward scoreboard)"
+_MOE = ("backward: index's backward (the tokens gathered for the experts) and _grouped_mm's are not described, "
+        "so the experts' weights get no gradient and the optimizer skips them (forward exact but mixtral's, "
+        "127 vs 129 in train mode: not read)")
 _GQA = ("forward in train mode: scaled-dot-product attention's math path (dropout on) repeats the grouped key "
         "and value heads (two copies per layer), not modelled; its backward sums them")
 _TIED = "a head tied to the embedding by a config flag this model's config class reads differently (one parameter too many)"
