@@ -69,6 +69,8 @@ IDLE_ITERATIONS = 128  # loop iterations in a row without tensor work after whic
 IDLE_STEPS = 20_000
 IDLE_CHECK = 1_000  # statements between two looks at the tensor work done
 MAX_WHILE_BUILDING = 64  # while-loop iterations followed while constructing (nothing is recorded there)
+# categories of ops that launch nothing (a custom op's first launch and a repeated op skip them)
+LAUNCHLESS = frozenset(("view", "alloc", "sync", "noop", "unknown"))
 # math functions evaluated when every argument is a known number (a builder's widths and depths)
 _MATH = {name: getattr(math, name) for name in (
     "ceil", "floor", "trunc", "sqrt", "isqrt", "log", "log2", "log10", "exp", "pow", "gcd", "lcm", "fabs",
@@ -627,7 +629,7 @@ class Interpreter(ObjectModel):
         if self.opaque:
             if compiled == "generated":
                 compiled = "fallback"  # the aten op itself, called by the custom op Inductor cannot look into
-            if cat not in ("view", "alloc", "sync", "noop", "unknown"):
+            if cat not in LAUNCHLESS:
                 opaque, self.opaque = self.opaque, "inner"
         op = Op(
             oid=self.shared.next_oid(), name=fact.name, category=cat, span=_span(self.anchor or node),
@@ -640,7 +642,7 @@ class Interpreter(ObjectModel):
         if reduce is not None:
             op.reduce_len = reduce.reduce_len
             op.reduce_axis = reduce.axis
-        if self.repeat and cat not in ("view", "alloc", "sync", "noop", "unknown"):
+        if self.repeat and cat not in LAUNCHLESS:
             op.eager_kernels = self.repeat
         if not self.recording:
             return op

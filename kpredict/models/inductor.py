@@ -354,21 +354,10 @@ def row_layouts(fg: FunctionGraph, conf: dict, plain: set[int]) -> FunctionGraph
                 changed.append(op.oid)
             continue
         inner = outer = 0
-        stack, seen = [op.inputs[0]], set()
-        while stack and len(seen) < 64:
-            v = stack.pop()
-            if v in seen:
-                continue
-            seen.add(v)
-            p = producer.get(v)
-            if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason \
-                    and p.graph == op.graph:
-                stack.extend(p.inputs)
-                continue
-            if p is not None and (p.category == "noop" or (p.free_reason and p.inputs)
-                                  or (p.name in ROW_EPILOGUE and p.graph == op.graph and p.inputs)):
-                stack.append(p.inputs[0])  # a norm's output is its input rescaled: an inlined epilogue
-                continue
+        same = op.graph
+        # a norm's output is its input rescaled: an inlined epilogue, loaded through
+        for v in _inlined_loads(op.inputs[0], producer, lambda _v, p: p.graph == same,
+                                lambda p: p.name in ROW_EPILOGUE and p.graph == same):
             val = fg.values.get(v)
             if val is None or not _full_size(val.meta.shape, full):
                 continue
@@ -481,6 +470,29 @@ def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24) -> bool:
         if p.category in ("pointwise", "view") and p.inputs:
             stack.extend(p.inputs)
     return False
+
+
+def _inlined_loads(start: int, producer: dict[int, Op], inlines: Callable[[int, Op], bool],
+                   passes: Callable[[Op], bool] = lambda p: False) -> list[int]:
+    """The tensors a kernel loads for value `start` once lowering inlined the generated pointwise ops
+    before it that `inlines(value, producer)` accepts, read through identities (a noop, an op made
+    free) and the ops `passes` lets through to their first input; at most 64 values are visited."""
+    out: list[int] = []
+    stack, seen = [start], set()
+    while stack and len(seen) < 64:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        p = producer.get(v)
+        if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason \
+                and inlines(v, p):
+            stack.extend(p.inputs)
+        elif p is not None and p.inputs and (p.category == "noop" or p.free_reason or passes(p)):
+            stack.append(p.inputs[0])
+        else:
+            out.append(v)
+    return out
 
 
 def _full_size(shape: tuple | None, full: tuple) -> bool:
@@ -796,21 +808,7 @@ class Scheduler:
     def _loads_of(self, vid: int) -> list[int]:
         """The tensors a pointwise value's kernel loads once lowering inlined the pointwise ops before it
         that it does not store (a value read again with more than 4 loads is stored: mark_reuse)."""
-        producer, out, stack, seen = self._producers(), [], [vid], set()
-        while stack and len(seen) < 64:
-            v = stack.pop()
-            if v in seen:
-                continue
-            seen.add(v)
-            p = producer.get(v)
-            if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason \
-                    and (v == vid or not self._stored(v)):
-                stack.extend(p.inputs)
-            elif p is not None and (p.category == "noop" or p.free_reason) and p.inputs:
-                stack.append(p.inputs[0])  # an identity (dropout in eval)
-            else:
-                out.append(v)
-        return out
+        return _inlined_loads(vid, self._producers(), lambda v, _p: v == vid or not self._stored(v))
 
     def _stored(self, vid: int) -> bool:
         """Whether lowering stores a pointwise value: read more than once, with more than 4 loads."""
