@@ -8,7 +8,7 @@ overrides, each with a `source`. This module only reads them; it never imports t
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -66,7 +66,11 @@ class OpFact:
     # writes (an in-place _foreach_ op its first; a fused optimizer step params, grads and moments)
     list_writes: tuple[int, ...] = ()
     list_aside: tuple[int, ...] = ()  # tensor lists outside multi_tensor_apply's depth (a fused step's state_steps)
+    # Inductor's post-grad graph reads the op's inputs with ops torch tags pointwise (Tag.pointwise; an in-place
+    # op by its functional form, an op by its aten ops, a loss by its decomposition's first op): a linear's bias
+    # goes into its users' kernel only when all are
     source: str = ""
+    pointwise_use: bool = False
 
     def eager_kernels(self, target: str) -> int:
         if self.category in ("view", "alloc", "noop", "sync"):
@@ -212,7 +216,20 @@ def _fact(name: str, d: dict, base: OpFact | None = None) -> OpFact:
         list_writes=tuple(d.get("list_writes", b.list_writes if b else ())),
         list_aside=tuple(d.get("list_aside", b.list_aside if b else ())),
         source=d.get("source", b.source if b else ""),
+        pointwise_use=d.get("pointwise_use", b.pointwise_use if b else "pointwise" in d.get("tags", ())),
     )
+
+
+def _tag_pointwise(ops: dict[str, OpFact], hand: dict[str, dict]) -> None:
+    """Fill `pointwise_use` where neither torch's tags nor a hand entry set it: an in-place op as its
+    functional form (functionalization leaves that in the graph), an op as the aten ops it names."""
+    own = {n for n, f in ops.items() if f.pointwise_use}
+    for name, f in list(ops.items()):
+        if f.pointwise_use or "pointwise_use" in hand.get(name, {}):
+            continue
+        base = name.rstrip("_") if f.inplace else None
+        if (base is not None and base in own) or (f.aten and all(a in own for a in f.aten)):
+            ops[name] = replace(f, pointwise_use=True)
 
 
 def load_table(rules_dir: Path | None = None) -> OpTable:
@@ -239,6 +256,7 @@ def load_table(rules_dir: Path | None = None) -> OpTable:
             api[spelling] = name
         for m in h.get("methods", []):
             methods[m] = name
+    _tag_pointwise(ops, hand.get("op", {}))
     api.update(hand.get("api", {}))
     methods.update(hand.get("methods", {}))
     for k, v in list(api.items()):

@@ -188,3 +188,41 @@ def test_opfacts_does_not_import_torch():
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=_env(), capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, f"kpredict.opfacts imported torch: {proc.stdout} {proc.stderr}"
+
+
+# op name -> a call of it on x (8 x 16): the first reader of x in the graph Inductor gets after its
+# decompositions is the op `pointwise_use` describes
+_FIRST_READERS = {
+    "mse_loss": "F.mse_loss(x, y)", "smooth_l1_loss": "F.smooth_l1_loss(x, y)", "huber_loss": "F.huber_loss(x, y)",
+    "norm": "x.norm(dim=-1)", "binary_cross_entropy_with_logits": "F.binary_cross_entropy_with_logits(x, y)",
+    "rms_norm": "F.rms_norm(x, (16,))", "hardswish": "F.hardswish(x)", "tril": "x.tril()", "triu": "x.triu()",
+    "dropout": "F.dropout(x, 0.1, True)", "float": "x.float()", "gelu": "F.gelu(x)", "mul": "x * 2",
+    "_softmax": "x.softmax(-1)", "layer_norm": "F.layer_norm(x, (16,))", "cat": "torch.cat((x, y))",
+    "sum": "x.sum(-1)", "mean": "x.mean(-1)", "index_select": "x.index_select(0, torch.tensor([0, 1]))",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FIRST_READERS))
+def test_pointwise_use_is_what_inductor_reads_with(table, name):
+    """`pointwise_use` (whether a linear's bias goes into the kernel reading its output) against torch:
+    the ops reading the input once Inductor's decompositions ran (make_fx), through views, all carry
+    Tag.pointwise."""
+    torch = pytest.importorskip("torch")
+    from torch._inductor.decomposition import select_decomp_table
+    from torch.fx.experimental.proxy_tensor import make_fx
+    import torch.nn.functional as F
+
+    y = torch.randn(8, 16)
+    g = make_fx(lambda x: eval(_FIRST_READERS[name], {"torch": torch, "F": F, "x": x, "y": y}),
+                decomposition_table=select_decomp_table())(torch.randn(8, 16))
+
+    def pointwise(node) -> bool:
+        target = node.target
+        if not isinstance(target, torch._ops.OpOverload):
+            return all(pointwise(u) for u in node.users)  # getitem
+        if any(a.alias_info is not None for a in target._schema.arguments):
+            return all(pointwise(u) for u in node.users)  # a view
+        return torch.Tag.pointwise in target.tags
+
+    x = next(n for n in g.graph.nodes if n.op == "placeholder")
+    assert table.ops[name].pointwise_use == all(pointwise(u) for u in x.users)

@@ -600,6 +600,8 @@ class Scheduler:
         self._rows_memo: dict[int, bool] = {}
         self._stored_memo: dict[int, bool] = {}
         self._uses_memo: dict[int, int] | None = None
+        self._users_memo: dict[int, list[Op]] | None = None
+        self.graph_nodes: dict[int, Node] = {}  # the nodes of the graph being scheduled
         self.concats: set[int] = set()  # cats lowered as ConcatKernels in the graph being scheduled (concat_writers)
         # storages the function returns, and its inputs' storages (the same for every graph)
         self.returned = {stmap.get(v, v) for v in fg.returns}
@@ -742,10 +744,12 @@ class Scheduler:
 
     def inlinable(self, g: Group, n: Node) -> bool:
         """A pointwise group used only by `n` is inlined into it, whatever its size (broadcast operands),
-        unless it loads more than 8 buffers: lowering then stores it (has_exceeded_max_reads) and a
+        unless it loads more than 8 buffers or is a long expression loading more than one (more than 30
+        ops, has_large_inner_fn): lowering then stores it (has_exceeded_max_reads, realize_hint) and a
         consumer of another size reads it from memory [SRC torch 2.13 _inductor/graph.py run_node,
-        config.realize_acc_reads_threshold; M-CUDA cudagen: timm test_resnet's last residual add (two
-        batch norms) before the squeeze of its 2x2 map]."""
+        config.realize_acc_reads_threshold, realize_opcount_threshold, ir.py StorageBox.realize_hint;
+        M-CUDA cudagen: timm test_resnet's last residual add (two batch norms) before the squeeze of its
+        2x2 map; transformers glm and nemotron, the partial rotary k (a cat) before repeat_kv's copy]."""
         if g.red is not None or not all(self.users.get(o, set()) <= set(g.nodes) | {n.op.oid} for o in g.nodes):
             return False
         if not self.concats.isdisjoint(g.nodes):
@@ -755,6 +759,8 @@ class Scheduler:
         loads = self.loads(g)
         if loads > REALIZE_ACC_READS:
             return False
+        if loads > 1 and self._inner_ops(g.nodes, self.graph_nodes) > REALIZE_OPS:
+            return False  # a long expression is stored too (has_large_inner_fn)
         # a value an activation reads twice in its decomposition (silu: x * sigmoid(x)) has two users
         # in the FX graph: loading more than 4 buffers, it is stored (mark_reuse) [M-CUDA cudagen: timm
         # test_efficientnet's head, batch norm then silu then the squeeze of a 2x2 map: 2 kernels]
@@ -828,8 +834,7 @@ class Scheduler:
             if base != v and p is not None and p.category == "pointwise" and p.compiled == "generated" \
                     and not p.free_reason and not self._stored(base):
                 n += self._load_count(base)
-            elif p is not None and p.name in ("linear", "addmm") and len(p.inputs) == 3 \
-                    and self.conf.get("addmm_unfuse_bias"):
+            elif p is not None and p.name in ("linear", "addmm") and len(p.inputs) == 3 and self.unfuses_bias(p):
                 n += 2
             else:
                 n += 1
@@ -867,6 +872,42 @@ class Scheduler:
                 for v in set(op.inputs):
                     uses[v] = uses.get(v, 0) + 1
         return uses
+
+    def unfuses_bias(self, op: Op) -> bool:
+        """Whether Inductor makes a linear's addmm an mm whose bias its users' kernel adds: only on a target
+        that does and when every use of the result, through views, is an op torch tags pointwise (a cat,
+        a reduction, a graph output keep the addmm) [SRC torch/_inductor/fx_passes/post_grad.py
+        should_prefer_unfused_addmm, torch/_inductor/utils.py is_pointwise_use]."""
+        if not self.conf.get("addmm_unfuse_bias"):
+            return False
+        if op.name not in ("linear", "addmm") or len(op.inputs) != 3:
+            return True  # an mm and the add after it that the joint graph made one addmm
+        bias = self.fg.values[op.inputs[2 if op.name == "linear" else 0]]
+        if bias.meta.dtype in self.conf.get("addmm_fused_dtypes", ()):
+            return False
+        users = self._users_memo
+        if users is None:
+            users = self._users_memo = {}
+            for o in self.fg.ops:
+                for v in set(o.inputs):
+                    users.setdefault(v, []).append(o)
+        table = default_table()
+        todo, seen = list(op.outputs), set()
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if self._st(v) in self.returned:
+                return False
+            for u in users.get(v, ()):
+                if u.graph != op.graph:
+                    return False  # an output of the graph
+                if u.category in PASSIVE or u.free_reason:
+                    todo.extend(u.outputs)
+                elif (f := table.ops.get(u.name)) is None or not f.pointwise_use:
+                    return False
+        return True
 
     def _producers(self) -> dict[int, Op]:
         producer = getattr(self, "_producer_cache", None)  # once per function
@@ -1009,6 +1050,7 @@ class Scheduler:
         elif self.conf.get("concat_kernel_shared_inputs") and conv_free:
             self.concat_writers(nodes, self._shared_input_cats(nodes))
         self.users = self.external_users(nodes, ops, gi)
+        self.graph_nodes = nodes
         group_of: dict[int, int] = {}
         groups: dict[int, Group] = {}
 
@@ -1292,6 +1334,33 @@ class Scheduler:
                 nodes[o].absorbed_into = first
                 group_of[o] = group_of[first]
             del groups[g.gid]
+
+    def _inner_ops(self, start: list[int], nodes: dict[int, Node]) -> int:
+        """About the ops of the inner function a pointwise group's value is once lowering inlined the
+        pointwise ops before it that only pointwise ops read (Inductor's inner_fn_opcount, common parts
+        counted once): one per op, one per load of a buffer, and a cat's masks and selects, about four
+        per input [M-CUDA cudagen: glm's partial rotary k, 28 ops before its cat and 39 after]. A copy
+        of a view is index arithmetic only."""
+        seen: set[int] = set()
+        stack = list(start)
+        ops = 0
+        while stack and len(seen) < 64:
+            o = stack.pop()
+            if o in seen:
+                continue
+            seen.add(o)
+            n = nodes[o]
+            copy = n.op.name in COPY_OF_VIEW
+            ops += 0 if copy else 1 + 4 * len(n.op.inputs) * (n.op.name in ("cat", "stack"))
+            for v in n.op.inputs:
+                base, p = self._view_base(v)
+                d = nodes.get(p.oid) if p is not None else None
+                if d is not None and d.kind == "pw" and not self._stored(base) and all(
+                        u in nodes and nodes[u].kind == "pw" for u in self.users.get(p.oid, ())):
+                    stack.append(p.oid)  # inlined
+                elif not copy:
+                    ops += 1  # a load
+        return ops
 
     @staticmethod
     def _inner_size(start: list[int], nodes: dict[int, Node]) -> int:
@@ -1652,7 +1721,7 @@ class Scheduler:
                 aten = op.aten[0] if op.aten else op.name
                 if op.name == "scaled_dot_product_attention" and op.outputs:  # the target's fused kernel
                     aten = attention_kernel(self.conf, self.fg.values[op.outputs[0]].meta.dtype)
-                if g.kind == "extern" and aten == "addmm" and self.conf["addmm_unfuse_bias"]:
+                if g.kind == "extern" and aten == "addmm" and self.unfuses_bias(op):
                     if first_reader is None:  # one pass over the groups, not one per addmm
                         first_reader = {}
                         for i, x in enumerate(groups.values()):
