@@ -46,6 +46,9 @@ MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; N
 # nodes reading one buffer are tried as fusion pairs only with the next 64 of them, in order
 # [SRC torch 2.13 _inductor/config.py max_fusion_buffer_group_pairwise_attempts; scheduler.py get_possible_fusions]
 PAIRWISE_ATTEMPTS = 64
+# views that start away from their base's first element (a read through one is at another index)
+OFFSET_VIEWS = frozenset(("select", "narrow", "slice", "split", "split_with_sizes", "chunk", "unsafe_chunk", "unbind",
+                          "tensor_split", "hsplit", "vsplit", "dsplit", "diagonal", "as_strided"))
 # ops that copy their input view into a fresh tensor: their loops are the view's (kpredict.models.inductor._loops)
 COPY_OF_VIEW = ("reshape", "clone", "contiguous", "flatten")
 # views that reorder dims (kpredict.models.inductor._permuted_reads)
@@ -601,7 +604,10 @@ class Scheduler:
         self._stored_memo: dict[int, bool] = {}
         self._uses_memo: dict[int, int] | None = None
         self._users_memo: dict[int, list[Op]] | None = None
+        self._read_key_memo: dict[int, int | tuple[int, int]] = {}
         self.graph_nodes: dict[int, Node] = {}  # the nodes of the graph being scheduled
+        # a ConcatKernel's inputs after the first that it copies (a kernel each): cat oid -> input values
+        self.concat_copies: dict[int, list[int]] = {}
         self.concats: set[int] = set()  # cats lowered as ConcatKernels in the graph being scheduled (concat_writers)
         # storages the function returns, and its inputs' storages (the same for every graph)
         self.returned = {stmap.get(v, v) for v in fg.returns}
@@ -885,12 +891,13 @@ class Scheduler:
         bias = self.fg.values[op.inputs[2 if op.name == "linear" else 0]]
         if bias.meta.dtype in self.conf.get("addmm_fused_dtypes", ()):
             return False
-        users = self._users_memo
-        if users is None:
-            users = self._users_memo = {}
-            for o in self.fg.ops:
-                for v in set(o.inputs):
-                    users.setdefault(v, []).append(o)
+        return self.pointwise_uses(op)
+
+    def pointwise_uses(self, op: Op, also: tuple[str, ...] = ()) -> bool:
+        """Whether every use of an op's result, through views, is an op torch tags pointwise (rules/
+        pointwise_use) or one of `also`, in the op's graph and not returned [SRC torch 2.13
+        _inductor/utils.py is_pointwise_use]."""
+        users = self._users()
         table = default_table()
         todo, seen = list(op.outputs), set()
         while todo:
@@ -905,9 +912,31 @@ class Scheduler:
                     return False  # an output of the graph
                 if u.category in PASSIVE or u.free_reason:
                     todo.extend(u.outputs)
-                elif (f := table.ops.get(u.name)) is None or not f.pointwise_use:
+                elif u.name not in also and ((f := table.ops.get(u.name)) is None or not f.pointwise_use):
                     return False
         return True
+
+    def _users(self) -> dict[int, list[Op]]:
+        """Per value, the ops reading it."""
+        users = self._users_memo
+        if users is None:
+            users = self._users_memo = {}
+            for o in self.fg.ops:
+                for v in set(o.inputs):
+                    users.setdefault(v, []).append(o)
+        return users
+
+    def _read_twice(self, vid: int) -> bool:
+        """Whether a value, or a view of it, has more than one reader (lowering's mark_reuse sees the
+        readers of each view)."""
+        users = self._users()
+        todo = [vid]
+        while todo:
+            us = users.get(todo.pop(), ())
+            if len(us) > 1:
+                return True
+            todo.extend(v for u in us if u.category == "view" for v in u.outputs)
+        return False
 
     def _producers(self) -> dict[int, Op]:
         producer = getattr(self, "_producer_cache", None)  # once per function
@@ -1123,13 +1152,13 @@ class Scheduler:
             position = self._kernel_groups(groups, nodes, group_of, ops, deps)
             return self.emit_kernels(groups, nodes, group_of, ops, gi, position)
         # horizontal fusion: siblings reading a common buffer, no path between them
-        group_reads: dict[int, set[int]] = {}  # gid -> storages its nodes read (kept up to date on merges)
+        group_reads: dict[int, set] = {}  # gid -> what its nodes read (_read_key; kept up to date on merges)
         shared_only = self.conf["horizontal_needs_shared_input"]
-        readers: dict[int, set[int]] = {}  # storage -> gids of fused groups reading it (grows on merges)
+        readers: dict = {}  # read key -> gids of fused groups reading it (grows on merges)
         if shared_only:
             for g in groups.values():
                 if g.kind == "fused" and not g.sealed:
-                    for st in self._group_reads(g, nodes, group_reads):
+                    for st in self._group_read_keys(g, nodes, group_reads):
                         readers.setdefault(st, set()).add(g.gid)
         dep_reach: dict[int, int] = {}  # gid -> what the group's nodes' outside dependencies reach (bit set)
 
@@ -1161,7 +1190,7 @@ class Scheduler:
                     if not shared_only:
                         return fused[lo + 1:]
                     near: set[int] = set()
-                    for st in self._group_reads(a, nodes, group_reads):
+                    for st in self._group_read_keys(a, nodes, group_reads):
                         order = in_order.get(st)
                         if order:
                             k = bisect.bisect_right(order, lo)
@@ -1177,8 +1206,7 @@ class Scheduler:
                         break
                     if b.gid not in groups:
                         continue
-                    if shared_only and self._group_reads(a, nodes, group_reads).isdisjoint(
-                            self._group_reads(b, nodes, group_reads)):
+                    if shared_only and not self._share_reads(a, b, nodes, group_reads):
                         continue
                     if a.weight + b.weight > MAX_FUSION_SIZE:
                         continue
@@ -1188,7 +1216,7 @@ class Scheduler:
                         continue
                     self._absorb(a, b, group_of)
                     dep_reach.pop(a.gid, None)
-                    rb = group_reads.pop(b.gid, None) or self._group_reads(b, nodes, {})
+                    rb = group_reads.pop(b.gid, None) or self._group_read_keys(b, nodes, {})
                     if a.gid in group_reads:
                         group_reads[a.gid] |= rb
                     for st in rb:
@@ -1475,6 +1503,57 @@ class Scheduler:
             a.numel = b.numel
         a.dtypes |= b.dtypes
 
+    def _group_read_keys(self, g: Group, nodes: dict[int, Node], memo: dict[int, set]) -> set:
+        """What a group's nodes read, as horizontal fusion scores it (_read_key; memoized per group id),
+        with what the cheap values it computes again read."""
+        s = memo.get(g.gid)
+        if s is None:
+            s = set()
+            todo, seen = list(g.nodes), set()
+            producer = self._producers()
+            while todo:
+                o = todo.pop()
+                if o in seen:
+                    continue
+                seen.add(o)
+                for v, st in zip(self.ops[o].inputs, self.ins[o]):
+                    s.add(self._read_key(v, st))
+                    s.add(("buf", st))  # the buffer at any index (_share_reads)
+                    p = producer.get(self._view_base(v)[0])
+                    if p is not None and (n := nodes.get(p.oid)) is not None and n.absorbed_into is not None:
+                        todo.append(p.oid)  # computed again in this kernel (_recompute_cheap): its reads too
+            memo[g.gid] = s
+        return s
+
+    def _read_key(self, vid: int, st: int) -> int | tuple[int, int]:
+        """A read as Inductor's fusion score sees it, a buffer at an index: the storage, or for a read
+        through a view at an offset (q and k selected from one projection) the storage with the
+        offsetting view nearest it."""
+        memo = self._read_key_memo
+        key = memo.get(vid)
+        if key is None:
+            key, producer, v = st, self._producers(), vid
+            p = producer.get(v)
+            while p is not None and p.category == "view" and p.inputs:
+                if p.name in OFFSET_VIEWS:
+                    key = (st, v)
+                v = p.inputs[0]
+                p = producer.get(v)
+            memo[vid] = key
+        return key
+
+    def _share_reads(self, a: Group, b: Group, nodes: dict[int, Node], memo: dict[int, set]) -> bool:
+        """Whether two groups read something in common as Inductor's fusion score counts it: the same
+        buffer at the same index; for two pointwise groups, the same buffer at any index (its buffer
+        overlap score, for slices of one split); a reduction scores those 0 [SRC torch 2.13
+        _inductor/scheduler.py score_fusion_memory, _can_use_buffer_overlap_scoring; M-CUDA cudagen:
+        transformers persimmon, the q and k layer norms of one qkv projection are two kernels, codegen's
+        q and k rotary one]."""
+        ka, kb = self._group_read_keys(a, nodes, memo), self._group_read_keys(b, nodes, memo)
+        if a.red is None and b.red is None:
+            return not ka.isdisjoint(kb)
+        return any(k in kb for k in ka if not (isinstance(k, tuple) and k[0] == "buf"))
+
     def _group_reads(self, g: Group, nodes: dict[int, Node], memo: dict[int, set[int]]) -> set[int]:
         """The storages a group's nodes read (memoized per group id)."""
         s = memo.get(g.gid)
@@ -1556,7 +1635,10 @@ class Scheduler:
         which a pointwise cat would compute again [SRC torch 2.13 _inductor/lowering.py cat,
         any_input_has_multi_consumers; M-CUDA cudagen: transformers gpt2, torch.diff(position_ids,
         prepend=...) in masking_utils.find_packed_sequence_indices: the prepended value and position_ids
-        each a kernel writing into the cat, then the cumsum]."""
+        each a kernel writing into the cat, then the cumsum]; and those that neither feed pointwise ops
+        only (with an input computed anyway) nor have every input computed anyway and none fed by a
+        reduction (fuse_pointwise_use, horizontal_fuse_cat) [M-CUDA cudagen: transformers persimmon,
+        the partial rotary q and k: the rotated half written by one kernel, the normed half copied]."""
         cats: set[int] = set()
         readers = self._value_uses()
         for oid, n in nodes.items():
@@ -1569,7 +1651,49 @@ class Scheduler:
                 if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason:
                     cats.add(oid)
                     break
+            else:
+                lowers = [self._cat_input_lowers(v) for v in n.op.inputs]
+                if not (any(lowers) and self.pointwise_uses(n.op, ("cat", "constant_pad_nd"))) and not (
+                        all(lowers) and not any(self._fed_by_reduction(v) for v in n.op.inputs)):
+                    cats.add(oid)
         return cats
+
+    def _cat_input_lowers(self, vid: int) -> bool:
+        """Whether a cat input is computed into the output anyway (should_lower_cat_input): a pointwise
+        value lowering has not stored, or a view of a buffer whose layout is fixed (a graph input, a
+        library kernel's output); not a stored value of a generated kernel, whose layout the cat picks."""
+        base, p = self._view_base(vid)
+        if p is None or p.category in ("extern", "fallback") or p.compiled in ("extern", "fallback"):
+            return True
+        if p.category == "pointwise" and p.compiled == "generated" and not p.free_reason:
+            return not self._stored(base)
+        if p.category == "reduction" and p.name in ROW_EPILOGUE:  # its normalizing step, stored when read twice
+            return not self._read_twice(base)
+        return False
+
+    def _cat_input_copied(self, vid: int) -> bool:
+        """Whether a ConcatKernel copies an input into its slice with a kernel of its own: part of a
+        stored value (a slice of a norm's output read twice), which its producer does not write where the
+        cat wants it [SRC torch 2.13 _inductor/ir.py ConcatKernel.create, realize_into: a copy node per
+        input; M-CUDA cudagen: transformers persimmon, the normed half of a partial rotary q]."""
+        base, p = self._view_base(vid)
+        if base == vid or p is None or _numel(self.fg, vid) == _numel(self.fg, base):
+            return False
+        if p.category == "reduction":
+            return p.name not in ROW_EPILOGUE or self._read_twice(base)
+        return p.category == "pointwise" and p.compiled == "generated" and not p.free_reason and self._stored(base)
+
+    def _fed_by_reduction(self, vid: int, depth: int = 16) -> bool:
+        """Whether a cat input is a reduction's output or a pointwise expression lowering has not stored
+        that reads one (can_fuse_reduction)."""
+        base, p = self._view_base(vid)
+        if p is None or depth == 0:
+            return False
+        if p.category == "reduction":
+            return p.name not in ROW_EPILOGUE or not self._read_twice(base)
+        if p.category == "pointwise" and p.compiled == "generated" and not p.free_reason and not self._stored(base):
+            return any(self._fed_by_reduction(v, depth - 1) for v in p.inputs)
+        return False
 
     def concat_writers(self, nodes: dict[int, Node], only: set[int] | None = None) -> None:
         """A cat lowered as a ConcatKernel (rules/targets.toml concat_kernel): each input is computed
@@ -1580,11 +1704,16 @@ class Scheduler:
         cat: ConcatKernel.create on cpu; M-CPU transformers llama: cpp_fused_..cat_neg_slice.. after
         each projection]."""
         self.concats = set()
+        self.concat_copies = {}
         for oid, n in nodes.items():
             if n.op.name != "cat" or n.absorbed_into is not None or n.kind != "pw" or len(n.op.inputs) < 2 \
                     or (only is not None and oid not in only):
                 continue
             self.concats.add(oid)
+            if self.conf.get("concat_input_copies"):
+                copied = [v for v in n.op.inputs[1:] if self._cat_input_copied(v)]
+                if copied:
+                    self.concat_copies[oid] = copied
             first = _numel(self.fg, n.op.inputs[0])
             if first is not None and first != n.numel:
                 n.numel = first
@@ -1779,6 +1908,11 @@ class Scheduler:
                 kernels.append(Kernel(f"{prefix}_fused_{joined}_{index}", tuple(sorted(own)), reads_v, writes_v,
                                       "generated", gi))
                 index += 1
+            for o in sorted(self.concat_copies.keys() & own):
+                for v in self.concat_copies[o]:  # an input a ConcatKernel copies into its slice
+                    kernels.append(Kernel(f"{prefix}_poi_fused_cat_{index}", (o,), (self._st(v),),
+                                          tuple(self.outs[o]), "generated", gi))
+                    index += 1
         return kernels
 
     def kernel_name_parts(self, gops: list[Op], nodes: dict[int, Node]) -> list[str]:
