@@ -605,6 +605,8 @@ class Scheduler:
         self._uses_memo: dict[int, int] | None = None
         self._users_memo: dict[int, list[Op]] | None = None
         self._read_key_memo: dict[int, int | tuple[int, int]] = {}
+        self._stored_primed = False
+        self._load_count_memo: dict[int, int] = {}
         self.graph_nodes: dict[int, Node] = {}  # the nodes of the graph being scheduled
         # a ConcatKernel's inputs after the first that it copies (a kernel each): cat oid -> input values
         self.concat_copies: dict[int, list[int]] = {}
@@ -834,6 +836,10 @@ class Scheduler:
     def _load_count(self, vid: int) -> int:
         """Buffers a pointwise value's kernel loads: its loads, through views of values lowering inlines,
         and a linear's bias, which the pointwise kernel after its mm adds (addmm_unfuse_bias)."""
+        memo = self._load_count_memo
+        if vid in memo:
+            return memo[vid]
+        memo[vid] = 1  # a cycle's guess
         n = 0
         for v in self._loads_of(vid):
             base, p = self._view_base(v)
@@ -844,6 +850,7 @@ class Scheduler:
                 n += 2
             else:
                 n += 1
+        memo[vid] = n
         return n
 
     def _view_base(self, vid: int) -> tuple[int, Op | None]:
@@ -1379,7 +1386,12 @@ class Scheduler:
             seen.add(o)
             n = nodes[o]
             copy = n.op.name in COPY_OF_VIEW
-            ops += 0 if copy else 1 + 4 * len(n.op.inputs) * (n.op.name in ("cat", "stack"))
+            if n.op.name in ("cat", "stack"):  # an empty input is skipped; one input left is a copy
+                parts = sum(1 for v in n.op.inputs if _numel(self.fg, v) != 0)
+                copy = parts < 2
+                ops += 0 if copy else 1 + 4 * parts
+            elif not copy:
+                ops += 1
             for v in n.op.inputs:
                 base, p = self._view_base(v)
                 d = nodes.get(p.oid) if p is not None else None
@@ -1652,11 +1664,24 @@ class Scheduler:
                     cats.add(oid)
                     break
             else:
+                self._stored_in_order()
                 lowers = [self._cat_input_lowers(v) for v in n.op.inputs]
                 if not (any(lowers) and self.pointwise_uses(n.op, ("cat", "constant_pad_nd"))) and not (
                         all(lowers) and not any(self._fed_by_reduction(v) for v in n.op.inputs)):
                     cats.add(oid)
         return cats
+
+    def _stored_in_order(self) -> None:
+        """Decide `_stored` for every pointwise value in program order, once: asked first of a value at
+        the end of a long chain (a scheduler's scalar arithmetic), its recursion would go as deep as the
+        chain."""
+        if self._stored_primed:
+            return
+        self._stored_primed = True
+        for op in self.fg.ops:
+            if op.category == "pointwise" and op.compiled == "generated" and not op.free_reason:
+                for v in op.outputs:
+                    self._stored(v)
 
     def _cat_input_lowers(self, vid: int) -> bool:
         """Whether a cat input is computed into the output anyway (should_lower_cat_input): a pointwise
