@@ -24,6 +24,7 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import TypeGuard
 
 from kpredict.ir import DTYPE_SIZES, EAGER_REGION, FunctionGraph, Kernel, Op
 from kpredict.models.eager import eager_kernels
@@ -475,6 +476,11 @@ def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24) -> bool:
     return False
 
 
+def _generated_pointwise(p: Op | None) -> TypeGuard[Op]:
+    """Whether an op is a pointwise op Inductor generates code for (not an aten call, not made free)."""
+    return p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason
+
+
 def _inlined_loads(start: int, producer: dict[int, Op], inlines: Callable[[int, Op], bool],
                    passes: Callable[[Op], bool] = lambda p: False) -> list[int]:
     """The tensors a kernel loads for value `start` once lowering inlined the generated pointwise ops
@@ -488,8 +494,7 @@ def _inlined_loads(start: int, producer: dict[int, Op], inlines: Callable[[int, 
             continue
         seen.add(v)
         p = producer.get(v)
-        if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason \
-                and inlines(v, p):
+        if _generated_pointwise(p) and inlines(v, p):
             stack.extend(p.inputs)
         elif p is not None and p.inputs and (p.category == "noop" or p.free_reason or passes(p)):
             stack.append(p.inputs[0])
@@ -843,8 +848,7 @@ class Scheduler:
         n = 0
         for v in self._loads_of(vid):
             base, p = self._view_base(v)
-            if base != v and p is not None and p.category == "pointwise" and p.compiled == "generated" \
-                    and not p.free_reason and not self._stored(base):
+            if base != v and _generated_pointwise(p) and not self._stored(base):
                 n += self._load_count(base)
             elif p is not None and p.name in ("linear", "addmm") and len(p.inputs) == 3 and self.unfuses_bias(p):
                 n += 2
@@ -870,7 +874,7 @@ class Scheduler:
         if r is None:
             memo[vid] = val_rows = self.fg.values[vid].strided_rows  # a cycle's guess
             p = self._producers().get(vid)
-            if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason:
+            if _generated_pointwise(p):
                 shape = self.fg.values[vid].meta.shape
                 votes = [self._rows(v) for v in self._loads_of(vid) if v != vid and self._full(v, shape)]
                 val_rows = votes.count(True) > votes.count(False)
@@ -1555,12 +1559,14 @@ class Scheduler:
         return key
 
     def _share_reads(self, a: Group, b: Group, nodes: dict[int, Node], memo: dict[int, set]) -> bool:
-        """Whether two groups read something in common as Inductor's fusion score counts it: the same
-        buffer at the same index; for two pointwise groups, the same buffer at any index (its buffer
-        overlap score, for slices of one split); a reduction scores those 0 [SRC torch 2.13
-        _inductor/scheduler.py score_fusion_memory, _can_use_buffer_overlap_scoring; M-CUDA cudagen:
-        transformers persimmon, the q and k layer norms of one qkv projection are two kernels, codegen's
-        q and k rotary one]."""
+        """Whether two groups read something in common as Inductor's fusion score counts it: with a
+        reduction, the same buffer at the same index (MemoryDep equality; the buffer-overlap score never
+        applies to reductions) [SRC torch 2.13 _inductor/scheduler.py score_fusion_memory,
+        _can_use_buffer_overlap_scoring; M-CUDA cudagen: transformers persimmon, the q and k layer norms
+        of one qkv projection are two kernels]. Two pointwise groups: the same buffer at any index. That
+        is not Inductor's rule (min_overlap_ratio 1.1 turns the overlap score off; loop reordering fuses
+        some such pairs, coatnet's q/k/v copies, and not others, phi3's k rotary and v copy) but the one
+        measured closer on the zoos (docs/zoo-scoreboard.md, stop 51)."""
         ka, kb = self._group_read_keys(a, nodes, memo), self._group_read_keys(b, nodes, memo)
         if a.red is None and b.red is None:
             return not ka.isdisjoint(kb)
@@ -1660,7 +1666,7 @@ class Scheduler:
                 if readers.get(v, 0) < 2:
                     continue
                 _, p = self._view_base(v)
-                if p is not None and p.category == "pointwise" and p.compiled == "generated" and not p.free_reason:
+                if _generated_pointwise(p):
                     cats.add(oid)
                     break
             else:
@@ -1690,7 +1696,7 @@ class Scheduler:
         base, p = self._view_base(vid)
         if p is None or p.category in ("extern", "fallback") or p.compiled in ("extern", "fallback"):
             return True
-        if p.category == "pointwise" and p.compiled == "generated" and not p.free_reason:
+        if _generated_pointwise(p):
             return not self._stored(base)
         if p.category == "reduction" and p.name in ROW_EPILOGUE:  # its normalizing step, stored when read twice
             return not self._read_twice(base)
@@ -1706,7 +1712,7 @@ class Scheduler:
             return False
         if p.category == "reduction":
             return p.name not in ROW_EPILOGUE or self._read_twice(base)
-        return p.category == "pointwise" and p.compiled == "generated" and not p.free_reason and self._stored(base)
+        return _generated_pointwise(p) and self._stored(base)
 
     def _fed_by_reduction(self, vid: int, depth: int = 16) -> bool:
         """Whether a cat input is a reduction's output or a pointwise expression lowering has not stored
@@ -1716,7 +1722,7 @@ class Scheduler:
             return False
         if p.category == "reduction":
             return p.name not in ROW_EPILOGUE or not self._read_twice(base)
-        if p.category == "pointwise" and p.compiled == "generated" and not p.free_reason and not self._stored(base):
+        if _generated_pointwise(p) and not self._stored(base):
             return any(self._fed_by_reduction(v, depth - 1) for v in p.inputs)
         return False
 
@@ -1933,7 +1939,7 @@ class Scheduler:
                 kernels.append(Kernel(f"{prefix}_fused_{joined}_{index}", tuple(sorted(own)), reads_v, writes_v,
                                       "generated", gi))
                 index += 1
-            for o in sorted(self.concat_copies.keys() & own):
+            for o in sorted(self.concat_copies.keys() & own) if self.concat_copies else ():
                 for v in self.concat_copies[o]:  # an input a ConcatKernel copies into its slice
                     kernels.append(Kernel(f"{prefix}_poi_fused_cat_{index}", (o,), (self._st(v),),
                                           tuple(self.outs[o]), "generated", gi))
