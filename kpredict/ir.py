@@ -191,6 +191,8 @@ class FunctionGraph:
     checkpoints: list[Checkpoint] = field(default_factory=list)  # torch.utils.checkpoint segments run
     # graphs whose convolutions the compiled model lays out channels-last (set by models.inductor.prepared)
     channels_last_graphs: frozenset[int] = frozenset()
+    # copies of attention inputs lowering makes (set by models.inductor.prepared): op ids
+    attention_copies: frozenset[int] = frozenset()
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""

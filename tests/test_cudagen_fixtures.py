@@ -31,7 +31,6 @@ _CONV_AFTER_LINEAR_1X1 = "a 1x1 or depthwise convolution after a linear layer: I
 KNOWN: dict[str, str] = {
     _OPS + "advanced_index.py::one_hot_counts": "one_hot's range check (_assert_async of all(ge & lt)) is a kernel on CUDA; kpredict's one_hot leaves it out compiled",
     _OPS + "advanced_index.py::one_hot_from_data": "num_classes read from the data (max(), a host read): the graphs differ; kpredict counts max, zeros and the scatter as aten calls",
-    _OPS + "attention_strided.py::contiguous_chunks": _SDPA_COPIES,
     _OPS + "attention_strided.py::five_dims": _REWRITE,
     _OPS + "attention_strided.py::mask_and_head_sizes": _REWRITE,
     _OPS + "attention_strided.py::strided_chunks_bool_mask": _REWRITE + "; " + _SDPA_COPIES,

@@ -457,6 +457,89 @@ def split_scatter_stores(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     return replace(fg, ops=ops, values=values)
 
 
+ATTENTION_OPS = frozenset({"scaled_dot_product_attention"})
+
+
+def copy_attention_views(fg: FunctionGraph, conf: dict) -> FunctionGraph:
+    """On CUDA, a query, key or value that is a view of a pointwise value nothing else stores is copied
+    by a kernel of its own, the pointwise recomputed in each copy: the fused attention kernel needs its
+    inputs laid out, and lowering asks that of each view before anything stores their base
+    (`sdpa_constraint`: not an aligned stored tensor, so `require_stride_order`, whose `copy_input` reads
+    the view of the unstored value). torchvision's MultiheadAttention: the packed q/k/v projection's
+    bias and `.contiguous()` are three copies, not one [SRC torch 2.13 _inductor/lowering.py
+    sdpa_constraint, ir.py ExternKernel.require_strides; M-CUDA cudagen: torchvision vit_b_16, 3 copies
+    per layer]. Except where lowering stores the base instead: the view's last dim is not a multiple of
+    8 and the base's is. rules/targets.toml `attention_view_copies`."""
+    if not conf.get("attention_view_copies") or not any(op.name in ATTENTION_OPS for op in fg.ops):
+        return fg
+    values = fg.values
+    readers: dict[int, list[tuple[Op, int]]] = {}
+    for op in fg.ops:
+        if op.category in PASSIVE or op.free_reason:
+            continue
+        for i, v in enumerate(op.inputs):
+            readers.setdefault(values[v].storage, []).append((op, i))
+    producer = {op.oid: op for op in fg.ops}
+
+    def library_made(v: int) -> bool:
+        """A cat input read from a library kernel's output or a graph input, as it is."""
+        st = values[v].storage if v in values else v
+        p = producer.get(values[st].producer) if st in values and values[st].producer is not None else None
+        return p is None or p.category in ("extern", "fallback") or p.compiled in ("extern", "fallback")
+
+    def copied(v: int, graph: int) -> bool:
+        val = values.get(v)
+        if val is None or val.storage == v or val.storage not in values:
+            return False  # not a view: stored as it is, or copied as it is (one kernel either way)
+        base = values[val.storage]
+        p = producer.get(base.producer) if base.producer is not None else None
+        if not _generated_pointwise(p) or p.graph != graph or (p.name in ("cat", "stack") and not all(
+                map(library_made, p.inputs))):
+            # a cat of computed values is stored before it gets here: a ConcatKernel (a reduction's value)
+            # or a long expression (has_large_inner_fn: gptj's rotary halves); not modelled here
+            return False
+        same = (val.contiguous, val.strided_rows) == (base.contiguous, base.strided_rows)
+        if val.meta.shape == base.meta.shape and same:
+            return False  # the value itself (a same-dtype type_as): lowering sees no view
+        rs = readers.get(val.storage, ())
+        if not all(r.name in ATTENTION_OPS and i < 3 for r, i in rs):
+            return False
+        shape, bshape = val.meta.shape, base.meta.shape
+        if shape and bshape and isinstance(shape[-1], int) and isinstance(bshape[-1], int) \
+                and shape[-1] % 8 and not bshape[-1] % 8:
+            return False
+        return True
+
+    if not any(copied(v, op.graph) for op in fg.ops if op.name in ATTENTION_OPS for v in op.inputs[:3]):
+        return fg
+    next_oid = max(op.oid for op in fg.ops) + 1
+    next_vid = max(values) + 1
+    next_st = max(v.storage for v in values.values()) + 1
+    values = dict(values)
+    ops: list[Op] = []
+    made: list[int] = []
+    for op in fg.ops:
+        if op.name not in ATTENTION_OPS or not op.outputs:
+            ops.append(op)
+            continue
+        kname = attention_kernel(conf, values[op.outputs[0]].meta.dtype)
+        copies: dict[int, int] = {}  # the same view given twice (key is value) is copied once
+        for v in op.inputs[:3]:
+            if v in copies or not copied(v, op.graph):
+                continue
+            values[next_vid] = replace(values[v], vid=next_vid, storage=next_st, producer=next_oid,
+                                       contiguous=True, name=None, strided_rows=False)
+            ops.append(Op(next_oid, "clone", "pointwise", op.span, (v,), (next_vid,), aten=(kname, "clone"),
+                          graph=op.graph, via=op.via, region=op.region, phase=op.phase))
+            copies[v] = next_vid
+            next_oid, next_vid, next_st = next_oid + 1, next_vid + 1, next_st + 1
+        ops.append(replace(op, inputs=tuple(copies.get(v, v) if i < 3 else v for i, v in enumerate(op.inputs)))
+                   if copies else op)
+        made.extend(copies.values())
+    copy_ops = frozenset(values[v].producer for v in made)
+    return replace(fg, ops=ops, values=values, attention_copies=fg.attention_copies | copy_ops)
+
+
 def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24) -> bool:
     """Whether a value is a convolution's output, or computed elementwise (or viewed) from one: in a
     channels-last graph it lies channels-last."""
@@ -574,6 +657,7 @@ def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     fg = row_layouts(fg, conf, plain)
     fg = split_group_norms(fg, conf, plain)
     fg = split_scatter_stores(fg, conf)
+    fg = copy_attention_views(fg, conf)
     if conf.get("kernel_groups"):
         fg = share_layout_copies(fg)
     return fg
@@ -1157,8 +1241,8 @@ class Scheduler:
             if n.kind == "pw" and merged.red is None and n.numel is not None and merged.numel != n.numel:
                 merged.numel = n.numel
             self._add_node(merged, n)
-        if self.conf.get("recompute_cheap_reuse") and conv_free:
-            self._recompute_cheap(groups, nodes, group_of)
+        if self.conf.get("recompute_cheap_reuse") and (conv_free or self.fg.attention_copies):
+            self._recompute_cheap(groups, nodes, group_of, only=None if conv_free else self.fg.attention_copies)
         if self.conf.get("kernel_groups"):
             position = self._kernel_groups(groups, nodes, group_of, ops, deps)
             return self.emit_kernels(groups, nodes, group_of, ops, gi, position)
@@ -1342,7 +1426,8 @@ class Scheduler:
             out[o] = ds
         return out
 
-    def _recompute_cheap(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int]) -> None:
+    def _recompute_cheap(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int],
+                         only: frozenset[int] | None = None) -> None:
         """A pointwise group left as a kernel of its own that several generated kernels read, loading at
         most 4 buffers, is not stored: lowering inlines it into each reader, which computes it again
         (a rotary table's cos and sin in each of q's and k's kernels). A reader that needs it stored (a
@@ -1352,7 +1437,8 @@ class Scheduler:
         another's index in fixtures/ops/advanced_index.py]. Its loads are counted with its own producers
         inlined (more than 4: stored), and a long expression is stored too (has_large_inner_fn, ~2
         inner-function ops per op; diffusers flux's three-axis rotary tables). Its ops are named in the
-        first reader's kernel."""
+        first reader's kernel. With `only`, just the values only those ops read (graphs with convolutions,
+        where the rule is measured for attention inputs' copies alone)."""
         for g in sorted(groups.values(), key=lambda g: min(g.nodes)):
             if g.kind != "fused" or g.red is not None or g.sealed or not self.concats.isdisjoint(g.nodes):
                 continue
@@ -1360,7 +1446,7 @@ class Scheduler:
                 continue  # a large inner function is stored (has_large_inner_fn)
             inside = set(g.nodes)
             readers = {u for o in g.nodes for u in self.users.get(o, ())} - inside
-            if len(readers) < 2 or -1 in readers or any(
+            if len(readers) < 2 or -1 in readers or (only is not None and not readers <= only) or any(
                     u not in nodes or nodes[u].kind not in ("pw", "red") or nodes[u].absorbed_into is not None
                     or u not in group_of or groups.get(group_of[u]) is None or groups[group_of[u]].kind != "fused"
                     for u in readers):
@@ -1581,6 +1667,9 @@ class Scheduler:
         return s
 
     def _compatible(self, a: Group, b: Group, nodes: dict[int, Node]) -> bool:
+        copies = self.fg.attention_copies
+        if copies and not copies.isdisjoint(a.nodes) and not copies.isdisjoint(b.nodes):
+            return False  # each copies another slice of its base: no read at the same index (copy_attention_views)
         if a.red is None and b.red is None:
             if a.numel is not None and b.numel is not None and a.numel != b.numel:
                 return False
@@ -1638,7 +1727,20 @@ class Scheduler:
             if op.name not in _LAYOUT_KEEPING_VIEWS or not op.inputs:
                 return False
             op = producer.get(op.inputs[0])
-        return op is not None
+        return op is not None and not self._folded_matmul(op)
+
+    def _folded_matmul(self, op: Op) -> bool:
+        """A matmul of a batch of rows by a matrix (x @ w, a linear, with x of rank 3 or more): torch folds
+        it to an mm of the flattened rows and views its result back, and a ConcatKernel copies a view into
+        its slice [SRC torch 2.13 aten/src/ATen/native/LinearAlgebra.cpp _matmul_impl (fold), _inductor/
+        ir.py ConcatKernel.realize_into: only a StorageBox is realized in place; M-CPU fixtures/ops/
+        attention_views.py joined_values: cpp_fused__unsafe_view_cat_0 per cat of two matmuls]."""
+        if op.name not in ("matmul", "linear") or len(op.inputs) < 2:
+            return False
+        a, b = (self.fg.values.get(v) for v in op.inputs[:2])
+        if a is None or b is None or a.meta.shape is None or b.meta.shape is None:
+            return False
+        return len(a.meta.shape) > 2 and len(b.meta.shape) <= 2
 
     @staticmethod
     def _generator(g: Group, nodes: dict[int, Node]) -> bool:
@@ -1840,8 +1942,11 @@ class Scheduler:
                 else:
                     c.add(reader)
         returned, input_st = self.returned, self.input_storages
-        order = sorted(groups.values(), key=(lambda g: min(g.nodes)) if position is None else
-                       (lambda g: position[g.gid]))
+        if position is None:  # program order: ops made by a rewrite (copies) have later ids than the ops around them
+            pos, _ = self._read_index()
+            order = sorted(groups.values(), key=lambda g: min(pos[o] for o in g.nodes))
+        else:
+            order = sorted(groups.values(), key=lambda g: position[g.gid])
         first_reader: dict[int, tuple[int, Group]] | None = None  # storage -> first fused group reading it
         kernels: list[Kernel] = []
         has_random = any(nodes[o].op.category == "random" for g in order for o in g.nodes)
@@ -1884,9 +1989,13 @@ class Scheduler:
                 if g.kind == "extern" and aten == "addmm" and self.unfuses_bias(op):
                     if first_reader is None:  # one pass over the groups, not one per addmm
                         first_reader = {}
+                        recomputed: dict[int, set[int]] = {}  # gid -> what the values it computes again read
+                        for o, n in nodes.items():
+                            if n.absorbed_into is not None and (gid := member.get(o, -1)) != -1:
+                                recomputed.setdefault(gid, set()).update(self.ins[o])
                         for i, x in enumerate(groups.values()):
                             if x.kind == "fused":
-                                for st in self._group_reads(x, nodes, read_memo):
+                                for st in self._group_reads(x, nodes, read_memo) | recomputed.get(x.gid, set()):
                                     first_reader.setdefault(st, (i, x))
                     users = [first_reader[st] for st in {self._st(o) for o in op.outputs} if st in first_reader]
                     if users:
