@@ -700,6 +700,9 @@ class Scheduler:
         # a ConcatKernel's inputs after the first that it copies (a kernel each): cat oid -> input values
         self.concat_copies: dict[int, list[int]] = {}
         self.concats: set[int] = set()  # cats lowered as ConcatKernels in the graph being scheduled (concat_writers)
+        # attention the pattern matcher made from a masked softmax: its oid -> (the mask add, the mask's node)
+        self.attention_masks: dict[int, tuple[int, int]] = {}
+        self.mask_copies: dict[int, list[int]] = {}  # attention oid -> the mask's nodes a copy before it computes
         # storages the function returns, and its inputs' storages (the same for every graph)
         self.returned = {stmap.get(v, v) for v in fg.returns}
         self.input_storages = {stmap.get(v, v) for v in fg.inputs}
@@ -1243,6 +1246,8 @@ class Scheduler:
             self._add_node(merged, n)
         if self.conf.get("recompute_cheap_reuse") and (conv_free or self.fg.attention_copies):
             self._recompute_cheap(groups, nodes, group_of, only=None if conv_free else self.fg.attention_copies)
+        if self.attention_masks:
+            self.copy_attention_masks(groups, nodes, group_of)
         if self.conf.get("kernel_groups"):
             position = self._kernel_groups(groups, nodes, group_of, ops, deps)
             return self.emit_kernels(groups, nodes, group_of, ops, gi, position)
@@ -1862,8 +1867,14 @@ class Scheduler:
             chain: list[int] = []
             cur = n
             first_mm: Node | None = None
+            mask: list[int] = []
             while True:
                 ds = [d for d in cur.deps if d in nodes]
+                if len(ds) == 2 and chain == [cur.op.oid] and cur.op.name == "add" and self._mask_add(cur.op):
+                    # (q @ k^T / s + mask).softmax(-1) @ v: the mask is not part of the chain
+                    # [SRC torch 2.13 _inductor/fx_passes/fuse_attention.py _sfdp_pattern_5/6/14/16]
+                    mask = [d for d in ds if nodes[d].op.name != "div"]
+                    ds = [d for d in ds if nodes[d].op.name == "div"]
                 if len(ds) != 1:
                     break
                 d = nodes[ds[0]]
@@ -1895,6 +1906,94 @@ class Scheduler:
                 first_mm.op.oid, oid, *chain}
             for o in (first_mm.op.oid, oid, *chain):
                 nodes[o].absorbed_into = second.op.oid
+            for u in users[second.op.oid]:
+                if self._heads_back(nodes[u], second.op, first_mm.op):
+                    nodes[u].absorbed_into = second.op.oid
+            if len(mask) == 1 and len(ds) == 1:
+                self.attention_masks[second.op.oid] = (chain[0], mask[0])
+
+    def copy_attention_masks(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int]) -> None:
+        """The mask of an attention the pattern matcher made is an input of the attention call, and lowering
+        asks it for a laid-out tensor: a view of a mask nothing has stored is copied before each call, the
+        mask computed again in each copy, and not where the code computes it (sdpa_constraint,
+        require_stride_order -> copy_input) [SRC torch 2.13 _inductor/lowering.py sdpa_constraint;
+        M-CPU transformers megatron_bert, roformer: the bidirectional mask's kernel before each layer's
+        attention]. Only where nothing but the masks' adds reads the mask's kernel."""
+        by_group: dict[int, list[int]] = {}
+        for attn, (_add, m) in self.attention_masks.items():
+            if m in group_of and nodes[attn].absorbed_into is None:
+                by_group.setdefault(group_of[m], []).append(attn)
+        adds = {add for add, _m in self.attention_masks.values()}
+        for gid, attns in by_group.items():
+            g = groups.get(gid)
+            if g is None or g.kind != "fused" or g.red is not None or g.sealed:
+                continue
+            inside = set(g.nodes)
+            readers = {u for o in g.nodes for u in self.users.get(o, ())} - inside
+            if not readers or not readers <= adds:
+                continue
+            taken = [g]  # with the kernels that compute only for the mask (inlined into the copies too)
+            changed = True
+            while changed:
+                changed = False
+                for h in list(groups.values()):
+                    if h in taken or h.kind != "fused" or h.red is not None or h.sealed:
+                        continue
+                    outside = {u for o in h.nodes for u in self.users.get(o, ())} - set(h.nodes)
+                    if outside and outside <= inside:
+                        taken.append(h)
+                        inside |= set(h.nodes)
+                        changed = True
+            first = min(attns)
+            made = {st for o in inside for st in self.outs[o]}
+            if any(st not in made for o in inside for st in self.ins[o]):
+                # copies that read a buffer in common fuse into one kernel, before the first call
+                # [M-CPU fixtures/ops/attention_views.py masked_scores: the ids' mask, one kernel]
+                self.mask_copies[first] = sorted(inside)
+            else:  # a mask made from nothing stored (megatron's ones and aranges): a copy before each call
+                for a in attns:
+                    self.mask_copies[a] = sorted(inside)
+            for h in taken:
+                for o in h.nodes:
+                    nodes[o].absorbed_into = first
+                    group_of[o] = group_of[first]
+                del groups[h.gid]
+
+    def _heads_back(self, n: Node, attn: Op, mm: Op) -> bool:
+        """Whether `n` is out.transpose(1, 2).contiguous() (or permute(0, 2, 1, 3)) of an attention kernel's
+        4-d output that the kernel already wrote as (B, S, H, D): no copy is left (rules/targets.toml
+        sdpa_output_layout; "query": when the query is itself such a view, as a projection's heads are)
+        [M-CPU transformers megatron_bert, roformer: no kernel between SDPA and the output projection]."""
+        if n.kind != "pw" or n.op.name not in ("contiguous", "clone") or not n.op.inputs or not attn.outputs:
+            return False
+        producer = self._producers()
+        view = producer.get(n.op.inputs[0])
+        if view is None or view.category != "view" or view.name not in ("permute", "transpose") \
+                or not view.inputs or view.inputs[0] != attn.outputs[0]:
+            return False
+        out = self.fg.values.get(attn.outputs[0])
+        mid = self.fg.values.get(n.op.inputs[0])
+        if out is None or mid is None or out.meta.shape is None or mid.meta.shape is None or len(out.meta.shape) != 4:
+            return False
+        s = out.meta.shape
+        if tuple(mid.meta.shape) != (s[0], s[2], s[1], s[3]):
+            return False
+        layout = self.conf.get("sdpa_output_layout", "query")
+        if layout == "bshd":
+            return True
+        q, p = mm.inputs[0] if mm.inputs else None, None
+        while q is not None and (p := producer.get(q)) is not None and p.category == "view" and p.inputs \
+                and len(self.fg.values[q].meta.shape or ()) != 4:
+            q = p.inputs[0]
+        qv = self.fg.values.get(q) if q is not None else None
+        return qv is not None and not qv.contiguous
+
+    def _mask_add(self, op: Op) -> bool:
+        """An add of two tensors of rank 1 or more, one of them float or bool: the attention mask the
+        pattern matcher takes (_sfdp_params_check: a tensor, not 0-d, of the query's dtype, float or bool)."""
+        vals = [self.fg.values.get(v) for v in op.inputs]
+        return len(vals) == 2 and all(v is not None and v.meta.shape for v in vals) and any(
+            v.meta.dtype in ("float32", "bool", None) for v in vals)
 
     # ------------------------------------------------------------------ kernels
     def emit_kernels(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int],
@@ -2001,6 +2100,16 @@ class Scheduler:
                     if users:
                         aten = "mm"
                         min(users, key=lambda u: u[0])[1].dtypes.add("__addmm__")
+                if op.oid in self.mask_copies:  # the mask copied before the call (copy_attention_masks)
+                    mops = [nodes[o].op for o in self.mask_copies[op.oid]]
+                    made = {st for o in self.mask_copies[op.oid] for st in self.outs[o]}
+                    mreads = tuple(sorted({st for o in self.mask_copies[op.oid] for st in self.ins[o]} - made))
+                    mnames = "_".join(sorted(set(self.kernel_name_parts(mops, nodes)) | {aten}))
+                    cat = "poi_" if self.conf["categorized_names"] else ""
+                    kernels.append(Kernel(f"{self.conf['kernel_prefix']}_{cat}fused_{mnames}_{index}",
+                                          tuple(self.mask_copies[op.oid]), mreads,
+                                          tuple(self.outs[self.mask_copies[op.oid][-1]]), "generated", gi))
+                    index += 1
                 kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), reads_v, writes_v,
                                       g.kind, gi, inner=op.opaque == "inner"))
                 if g.kind == "fallback" or aten == (op.aten[0] if op.aten else op.name):
