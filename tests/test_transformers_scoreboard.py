@@ -30,7 +30,6 @@ MEASURED = {k.split("|")[0]: v for k, v in STORE["measured"].items()
 
 # eager kernels, compiled kernels (graphs): predicted vs measured, and why (docs/zoo-scoreboard.md)
 _REALIZED = "compiled, cpu: Inductor realizes the attention kernel's pointwise inputs (mask, normed or rotated q/k) again per layer; kpredict shares one kernel"
-_REWRITE = "compiled, cpu: Inductor rewrites the explicit softmax(q @ k^T) @ v of this attention into sdpa; kpredict's attention pattern does not match it"
 _MOE = "eager: the experts a mixture-of-experts layer runs depend on the router's values (nonzero of the expert mask); compiled: 1 graph measured, kpredict breaks at nonzero"
 MISSES: dict[str, str] = {
     "olmo": _REALIZED + " (30 vs 31)",
@@ -40,9 +39,7 @@ MISSES: dict[str, str] = {
     "biogpt": "eager: the default all-ones attention mask is checked on the host (fast_all: sum == numel, 3 kernels and a sync), which kpredict's create_causal_mask rule asks as mask.all() of a mask it does not know (33 vs 36); compiled 22 vs 23 not read yet",
     "phi3": "compiled 23 vs 21 (fused qkv projection, rotary on a slice), not read yet",
     "opt": "compiled, cpu: Inductor folds the position ids computed from torch.ones(...).cumsum() at compile time (no input): 25 vs 23",
-    "mpnet": _REWRITE + " (31 vs 26)",
     "deberta_v2": "compiled 33 vs 31, not read yet",
-    "apertus": "eager: ACT2FN['xielu'] (XIELUActivation's Python path, 15 kernels) is not followed: 112 vs 139",
     "mixtral": _MOE + " (eager 103 vs 123)",
     "qwen2_moe": _MOE + " (eager 136 vs 156)",
     "granitemoe": _MOE + " (eager 104 vs 124)",

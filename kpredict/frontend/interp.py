@@ -2236,6 +2236,10 @@ class Interpreter(ObjectModel):
                 fact = self.table.ops[op]
                 self_t = args[0] if args and isinstance(args[0], TensorRef) else None
                 return self.apply_fact(fact, self_t, args[1:] if self_t is not None else args, kwargs, node)
+        if dotted in ("torch.max", "torch.min") and args and isinstance(args[0], TensorRef) and (
+                isinstance(args[1] if len(args) > 1 else kwargs.get("other"), TensorRef)):
+            # torch.max(a, b) is the elementwise overload (aten max.other -> maximum), not a reduction
+            return self.apply("maximum" if dotted == "torch.max" else "minimum", args[0], args[1:], kwargs, node)
         fact = self.table.for_api(dotted)
         if fact is not None:
             self_t = args[0] if args and isinstance(args[0], TensorRef) else None

@@ -1870,7 +1870,8 @@ class Scheduler:
             mask: list[int] = []
             while True:
                 ds = [d for d in cur.deps if d in nodes]
-                if len(ds) == 2 and chain == [cur.op.oid] and cur.op.name == "add" and self._mask_add(cur.op):
+                if len(ds) == 2 and chain == [cur.op.oid] and cur.op.name in ("add", "add_") \
+                        and self._mask_add(cur.op):
                     # (q @ k^T / s + mask).softmax(-1) @ v: the mask is not part of the chain
                     # [SRC torch 2.13 _inductor/fx_passes/fuse_attention.py _sfdp_pattern_5/6/14/16]
                     mask = [d for d in ds if nodes[d].op.name != "div"]
