@@ -510,7 +510,9 @@ def copy_attention_views(fg: FunctionGraph, conf: dict) -> FunctionGraph:
             return False
         return True
 
-    if not any(copied(v, op.graph) for op in fg.ops if op.name in ATTENTION_OPS for v in op.inputs[:3]):
+    wanted = {(op.oid, v) for op in fg.ops if op.name in ATTENTION_OPS and op.outputs for v in op.inputs[:3]
+              if copied(v, op.graph)}
+    if not wanted:
         return fg
     next_oid = max(op.oid for op in fg.ops) + 1
     next_vid = max(values) + 1
@@ -525,7 +527,7 @@ def copy_attention_views(fg: FunctionGraph, conf: dict) -> FunctionGraph:
         kname = attention_kernel(conf, values[op.outputs[0]].meta.dtype)
         copies: dict[int, int] = {}  # the same view given twice (key is value) is copied once
         for v in op.inputs[:3]:
-            if v in copies or not copied(v, op.graph):
+            if v in copies or (op.oid, v) not in wanted:
                 continue
             values[next_vid] = replace(values[v], vid=next_vid, storage=next_st, producer=next_oid,
                                        contiguous=True, name=None, strided_rows=False)
@@ -663,6 +665,16 @@ def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     return fg
 
 
+@dataclass(frozen=True)
+class MaskCopy:
+    """A copy of an attention mask lowering makes before the call: the nodes it computes again, the
+    storages it reads from outside them and the one it writes."""
+
+    nodes: list[int]
+    reads: tuple[int, ...]
+    writes: tuple[int, ...]
+
+
 class Scheduler:
     def __init__(self, fg: FunctionGraph, target: str, conf: dict, ready: bool = False,
                  stmap: dict[int, int] | None = None) -> None:
@@ -702,7 +714,7 @@ class Scheduler:
         self.concats: set[int] = set()  # cats lowered as ConcatKernels in the graph being scheduled (concat_writers)
         # attention the pattern matcher made from a masked softmax: its oid -> (the mask add, the mask's node)
         self.attention_masks: dict[int, tuple[int, int]] = {}
-        self.mask_copies: dict[int, list[int]] = {}  # attention oid -> the mask's nodes a copy before it computes
+        self.mask_copies: dict[int, MaskCopy] = {}  # attention oid -> the mask's copy before it
         # storages the function returns, and its inputs' storages (the same for every graph)
         self.returned = {stmap.get(v, v) for v in fg.returns}
         self.input_storages = {stmap.get(v, v) for v in fg.inputs}
@@ -1934,26 +1946,26 @@ class Scheduler:
             if not readers or not readers <= adds:
                 continue
             taken = [g]  # with the kernels that compute only for the mask (inlined into the copies too)
-            changed = True
-            while changed:
-                changed = False
-                for h in list(groups.values()):
-                    if h in taken or h.kind != "fused" or h.red is not None or h.sealed:
+            todo = list(g.nodes)
+            while todo:  # the groups producing for what is taken so far, when nothing else reads them
+                for d in nodes[todo.pop()].deps:
+                    h = groups.get(group_of.get(d, -1))
+                    if h is None or h in taken or h.kind != "fused" or h.red is not None or h.sealed:
                         continue
                     outside = {u for o in h.nodes for u in self.users.get(o, ())} - set(h.nodes)
                     if outside and outside <= inside:
                         taken.append(h)
                         inside |= set(h.nodes)
-                        changed = True
+                        todo.extend(h.nodes)
             first = min(attns)
             made = {st for o in inside for st in self.outs[o]}
-            if any(st not in made for o in inside for st in self.ins[o]):
-                # copies that read a buffer in common fuse into one kernel, before the first call
-                # [M-CPU fixtures/ops/attention_views.py masked_scores: the ids' mask, one kernel]
-                self.mask_copies[first] = sorted(inside)
-            else:  # a mask made from nothing stored (megatron's ones and aranges): a copy before each call
-                for a in attns:
-                    self.mask_copies[a] = sorted(inside)
+            reads = tuple(sorted({st for o in inside for st in self.ins[o]} - made))
+            copy = MaskCopy(sorted(inside), reads, tuple(self.outs[max(inside)]))
+            # copies that read a buffer in common fuse into one kernel, before the first call [M-CPU
+            # fixtures/ops/attention_views.py masked_scores: the ids' mask, one kernel]; a mask made from
+            # nothing stored (megatron's ones and aranges) is copied before each call
+            for a in ([first] if reads else attns):
+                self.mask_copies[a] = copy
             for h in taken:
                 for o in h.nodes:
                     nodes[o].absorbed_into = first
@@ -2101,15 +2113,13 @@ class Scheduler:
                     if users:
                         aten = "mm"
                         min(users, key=lambda u: u[0])[1].dtypes.add("__addmm__")
-                if op.oid in self.mask_copies:  # the mask copied before the call (copy_attention_masks)
-                    mops = [nodes[o].op for o in self.mask_copies[op.oid]]
-                    made = {st for o in self.mask_copies[op.oid] for st in self.outs[o]}
-                    mreads = tuple(sorted({st for o in self.mask_copies[op.oid] for st in self.ins[o]} - made))
-                    mnames = "_".join(sorted(set(self.kernel_name_parts(mops, nodes)) | {aten}))
+                mc = self.mask_copies.get(op.oid)
+                if mc is not None:  # the mask copied before the call (copy_attention_masks)
+                    mnames = "_".join(sorted(set(self.kernel_name_parts([nodes[o].op for o in mc.nodes], nodes))
+                                             | {aten}))
                     cat = "poi_" if self.conf["categorized_names"] else ""
                     kernels.append(Kernel(f"{self.conf['kernel_prefix']}_{cat}fused_{mnames}_{index}",
-                                          tuple(self.mask_copies[op.oid]), mreads,
-                                          tuple(self.outs[self.mask_copies[op.oid][-1]]), "generated", gi))
+                                          tuple(mc.nodes), mc.reads, mc.writes, "generated", gi))
                     index += 1
                 kernels.append(Kernel(f"{self.conf['extern_prefix']}{aten}", tuple(sorted(own)), reads_v, writes_v,
                                       g.kind, gi, inner=op.opaque == "inner"))
