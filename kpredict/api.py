@@ -23,7 +23,7 @@ from kpredict.frontend.relevance import uses_torch
 from kpredict import project
 from kpredict.ir import FileReport, Finding, FunctionReport
 from kpredict.models.eager import eager_kernels
-from kpredict.models.inductor import compiled_kernels
+from kpredict.models.inductor import compiled_schedule
 from kpredict.opfacts import OpTable, default_table
 from kpredict.report import function_report
 from kpredict.settings import Settings
@@ -77,7 +77,7 @@ def analyze_source(
     functions: list[FunctionReport] = []
 
     def predict(fg, s: Settings, costs: bool = True) -> FunctionReport:  # noqa: ANN001
-        return function_report(fg, eager_kernels(fg, s.target, table), compiled_kernels(fg, s.target), s, costs)
+        return function_report(fg, eager_kernels(fg, s.target, table), compiled_schedule(fg, s.target), s, costs)
 
     shared = Shared()
     if settings.time_budget > 0:

@@ -21,7 +21,7 @@ from kpredict.ir import FunctionGraph, Kernel, KernelCost
 from kpredict.lint.config import ConfigError, Overrides, resolve_for
 from kpredict.lint.figures import plural
 from kpredict.models.eager import eager_kernels
-from kpredict.models.inductor import compiled_kernels
+from kpredict.models.inductor import compiled_schedule
 from kpredict.opfacts import default_table
 from kpredict.render.graph import FORMATS, render
 from kpredict.render.text_report import human_bytes, human_time
@@ -95,8 +95,9 @@ def graph_command(spec: str, fmt: str, which: str, target: str | None, gpu: str 
     fn = rep.functions[0]
     fg = fn.graph
     assert fg is not None
-    kernels = (compiled_kernels(fg, settings.target) if which == "compiled"
-               else eager_kernels(fg, settings.target, default_table()))
+    # compiled kernels refer to Inductor's graph (with the copies its rewrites add): drawn and costed on it
+    kernels, fg = (compiled_schedule(fg, settings.target) if which == "compiled"
+                   else (eager_kernels(fg, settings.target, default_table()), fg))
     costs = kernel_costs(kernels, fg, device, default_flop_kinds())
     mc = fn.compiled_cost if which == "compiled" else fn.eager_cost
     title = (f"{fn.qualname}: {which}, {plural(len(kernels), 'kernel')}, {human_time(mc.time_us)} "

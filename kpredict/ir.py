@@ -320,9 +320,10 @@ class FunctionReport:
     phases: dict[str, Figures] = field(default_factory=dict)
     # bytes of the activations autograd saved for the backward (parameters not counted); None: unknown
     activation_bytes: int | None = None
-    # the eager and compiled kernels the figures come from, for kpredict.symbolic's byte formulas;
-    # never serialized, and dropped once the report is final
-    kernel_lists: tuple[list[Kernel], list[Kernel]] | None = None
+    # the eager and compiled kernels the figures come from, and the graph the compiled ones refer to
+    # (Inductor's, with the values its rewrites add), for kpredict.symbolic's byte formulas; never
+    # serialized, and dropped once the report is final
+    kernel_lists: tuple[list[Kernel], list[Kernel], FunctionGraph] | None = None
     # FLOPs and modelled time per mode (kpredict.cost); speedup: eager time / compiled time, None
     # when either time is unknown
     eager_cost: ModeCost = field(default_factory=ModeCost)

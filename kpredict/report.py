@@ -12,15 +12,17 @@ from kpredict.settings import Settings
 from kpredict.traffic import figures
 
 
-def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kernel], settings: Settings,
-                    costs: bool = True) -> FunctionReport:
-    """The figures of one analyzed function; `costs`: model its FLOPs and times too (kpredict.cost), which
-    the byte-formula and loop-count reruns do not show (30% of a rerun's cost on kimi_linear)."""
+def function_report(fg: FunctionGraph, eager: list[Kernel], schedule: tuple[list[Kernel], FunctionGraph],
+                    settings: Settings, costs: bool = True) -> FunctionReport:
+    """The figures of one analyzed function; `schedule`: the compiled kernels and the graph they refer to
+    (kpredict.models.inductor.compiled_schedule); `costs`: model its FLOPs and times too (kpredict.cost),
+    which the byte-formula and loop-count reruns do not show (30% of a rerun's cost on kimi_linear)."""
+    compiled, cg = schedule
     syncs = eager_syncs(fg)
     e = figures(eager, fg, syncs)
     traced = [op for op in fg.ops if op.only != "eager"]  # ops of eager mode only are in no graph
     c_syncs = sum(op.syncs for op in traced) if len(traced) != len(fg.ops) else syncs
-    c = figures(compiled, fg, c_syncs)
+    c = figures(compiled, cg, c_syncs)
     graphs = (max((op.graph for op in traced), default=0) + 1) if traced else 1
     if any(op.region == EAGER_REGION for op in traced):  # frames Dynamo skips make no graph
         graphs = len({op.graph for op in traced if op.region != EAGER_REGION})
@@ -49,7 +51,7 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
     device = device_for(settings.target, settings.gpu)
     notes: set[str] = set()
     kinds = default_flop_kinds()
-    ec, cc = ((mode_cost(kernel_costs(kernels, fg, device, kinds, notes)) for kernels in (eager, compiled))
+    ec, cc = ((mode_cost(kernel_costs(kernels, g, device, kinds, notes)) for kernels, g in ((eager, fg), (compiled, cg)))
               if costs else (ModeCost(), ModeCost()))
     assumptions += sorted(notes)
     return FunctionReport(qualname=fg.qualname, line=fg.span.line, eager=e, compiled=cf, ops=rows,
@@ -57,7 +59,7 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], compiled: list[Kerne
                           lower_bound=bool(causes), lower_bound_causes=causes,
                           compiled_causes=list(fg.compiled_unknowns), phases=phase_figures(fg, eager, syncs),
                           activation_bytes=saved_bytes(fg),
-                          kernel_lists=(eager, compiled) if fg.shape_symbols or settings.dims else None,
+                          kernel_lists=(eager, compiled, cg) if fg.shape_symbols or settings.dims else None,
                           eager_cost=ec, compiled_cost=cc,
                           # a compiled figure that leaves part of the step out (its backward) is no speedup
                           speedup=None if fg.compiled_unknowns else speedup(ec.time_us, cc.time_us),

@@ -329,7 +329,8 @@ def byte_poly(rep: FunctionReport, mode: str, primes: dict[str, int], strict: bo
     transfer's tensor, dim by dim (dim_poly), times its item size. None when a transfer's size is unknown."""
     if rep.kernel_lists is None or rep.graph is None:
         return None
-    per = transfer_bytes(rep.kernel_lists[0 if mode == "eager" else 1], rep.graph)
+    per = (transfer_bytes(rep.kernel_lists[0], rep.graph) if mode == "eager"
+           else transfer_bytes(rep.kernel_lists[1], rep.kernel_lists[2]))
     if per is None:
         return None
     order = {n: i for i, n in enumerate(primes)}

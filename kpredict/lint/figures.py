@@ -8,7 +8,7 @@ from typing import Any
 
 from kpredict.ir import Count, Figures, FunctionGraph, Kernel
 from kpredict.lint.context import FunctionContext
-from kpredict.models.inductor import compiled_kernels
+from kpredict.models.inductor import compiled_schedule
 from kpredict.render.text_report import human_bytes
 from kpredict.traffic import figures
 
@@ -64,8 +64,7 @@ def subgraph(fn: FunctionContext, oids: set[int]) -> FunctionGraph:
 
 
 def fused_kernels(fn: FunctionContext, oids: set[int]) -> tuple[list[Kernel], FunctionGraph]:
-    sub = subgraph(fn, oids)
-    return compiled_kernels(sub, fn.target), sub
+    return compiled_schedule(subgraph(fn, oids), fn.target)
 
 
 def fused_figures(fn: FunctionContext, oids: set[int] | list[int]) -> Figures:

@@ -2274,16 +2274,23 @@ def _with_aten(op: Op, aten: tuple[str, ...]) -> Op:
 
 def compiled_kernels(fg: FunctionGraph, target: str, conf: dict | None = None) -> list[Kernel]:
     """What torch.compile(fn) launches per call; for <module>, what the script runs (see module_kernels)."""
+    return compiled_schedule(fg, target, conf)[0]
+
+
+def compiled_schedule(fg: FunctionGraph, target: str, conf: dict | None = None) -> tuple[list[Kernel], FunctionGraph]:
+    """compiled_kernels and the graph their value ids refer to: the graph Inductor schedules (`prepared`),
+    whose rewrites add values (a copy before an attention call, a scatter's stored base) that `fg` lacks.
+    Bytes and costs of the kernels are counted against it."""
     conf = conf or default_targets()[target]
     if fg.qualname == "<module>":
-        return module_kernels(fg, target, conf)
+        return module_schedule(fg, target, conf)
     # a frame Dynamo runs eagerly; ops of eager mode only (a host check the compiled run does not make,
     # inside catalogue code that broke its graph in the eager run) are in no compiled graph either way
     if any(op.region == EAGER_REGION and op.only != "eager" for op in fg.ops):
-        return module_kernels(fg, target, conf, traced=lambda op: op.region != EAGER_REGION)
+        return module_schedule(fg, target, conf, traced=lambda op: op.region != EAGER_REGION)
     fg = prepared(fg, conf)
     repeated = schedule_repeats(fg, lambda small: Scheduler(small, target, conf, ready=True).schedule())
-    return repeated if repeated is not None else Scheduler(fg, target, conf, ready=True).schedule()
+    return (repeated if repeated is not None else Scheduler(fg, target, conf, ready=True).schedule()), fg
 
 
 def module_kernels(fg: FunctionGraph, target: str, conf: dict,
@@ -2291,7 +2298,16 @@ def module_kernels(fg: FunctionGraph, target: str, conf: dict,
     """Top-level code is not compiled: its ops run eagerly, except calls through a torch.compile'd
     function, which each run that function's compiled kernels. With `traced`, the ops of a compiled
     function that Dynamo runs outside its graphs (EAGER_REGION) run eagerly the same way."""
+    return module_schedule(fg, target, conf, traced)[0]
+
+
+def module_schedule(fg: FunctionGraph, target: str, conf: dict,
+                    traced: Callable[[Op], bool] = lambda op: op.region not in (None, EAGER_REGION)
+                    ) -> tuple[list[Kernel], FunctionGraph]:
+    """module_kernels and the graph their ids refer to: `fg` with the values each compiled segment's
+    preparation added (each segment numbers its new values after the last one's)."""
     out: list[Kernel] = []
+    values = fg.values
     segments: list[list[Op]] = []
     stmap = {vid: v.storage for vid, v in fg.values.items()}
     # per storage, how many ops read it: one a segment does not read all of is read outside it (worked
@@ -2316,9 +2332,15 @@ def module_kernels(fg: FunctionGraph, target: str, conf: dict,
         returns += fg.region_returns.get(region, [])
         produced = {v for op in seg for v in op.outputs}
         inputs = sorted({v for op in seg for v in op.inputs if v not in produced})
-        out.extend(Scheduler(replace(fg, ops=seg, returns=returns, inputs=inputs), target, conf,
-                             stmap=stmap).schedule())
-    return out
+        sched = Scheduler(replace(fg, ops=seg, returns=returns, inputs=inputs, values=values), target, conf,
+                          stmap=stmap)
+        out.extend(sched.schedule())
+        made = ({vid: v for vid, v in sched.fg.values.items() if vid not in values}
+                if sched.fg.values is not values else {})
+        if made:  # its preparation made values: the next segment numbers after them
+            values = {**values, **made}
+            stmap = {**stmap, **{vid: v.storage for vid, v in made.items()}}
+    return out, (fg if values is fg.values else replace(fg, values=values))
 
 
 def _readers(ops: list[Op], stmap: dict[int, int]) -> dict[int, int]:

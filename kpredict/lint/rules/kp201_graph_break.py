@@ -10,7 +10,7 @@ from kpredict.ir import Span
 from kpredict.lint.context import FunctionContext, node_span
 from kpredict.lint.figures import as_dict, describe, plural
 from kpredict.lint.model import Example, Hit, Rule
-from kpredict.models.inductor import compiled_kernels
+from kpredict.models.inductor import compiled_schedule
 from kpredict.traffic import figures
 
 
@@ -117,8 +117,8 @@ class GraphBreak(Rule):
 
         fg = replace(fn.fg, ops=[replace(op, graph=renumber(op.graph)) for op in fn.fg.ops],
                      graph_breaks=[b for i, b in enumerate(fn.fg.graph_breaks) if i not in removed])
-        kernels = compiled_kernels(fg, fn.target)
-        return figures(kernels, fg), graphs - len(removed)
+        kernels, cg = compiled_schedule(fg, fn.target)
+        return figures(kernels, cg), graphs - len(removed)
 
     @staticmethod
     def _span(fn: FunctionContext, line: int) -> Span:
