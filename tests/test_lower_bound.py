@@ -311,3 +311,16 @@ def test_a_break_on_data_ends_an_endless_loop_at_a_lower_bound_and_a_counted_one
                for a in ten.assumptions)
     n = _fn(LOOPS, "counted")  # a test that changes: followed to its end, exactly
     assert n.eager.kernels == 3 and not n.lower_bound
+
+
+@pytest.mark.parametrize("target", ["cuda", "cpu"])
+@pytest.mark.parametrize("path", sorted(p.name for p in (REPO / "fixtures" / "ops").glob("*.py")))
+def test_compiled_bytes_are_known_where_eager_bytes_are(path: str, target: str) -> None:
+    """A rewrite of the graph Inductor schedules (a copy before an attention call, a scatter's stored
+    base) adds values; its kernels' bytes are counted on that graph, never '?' for a sized function."""
+    rep = analyze_source((REPO / "fixtures" / "ops" / path).read_bytes(), path, Settings(target=target))
+    assert rep.error is None, rep.error
+    sized = [f for f in rep.functions if f.eager.bytes is not None and not f.lower_bound]  # a number or formula
+    assert sized or not rep.functions, "no function of the fixture is sized"
+    unknown = [f.qualname for f in sized if f.compiled.bytes is None]
+    assert not unknown, f"compiled bytes unknown on {target}: {unknown}"
