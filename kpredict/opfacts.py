@@ -71,6 +71,9 @@ class OpFact:
     # goes into its users' kernel only when all are
     source: str = ""
     pointwise_use: bool = False
+    # the op torch runs instead when the second argument is a tensor (torch.max(a, b): aten max.other,
+    # the elementwise maximum, not a reduction)
+    tensor_other: str | None = None
 
     def eager_kernels(self, target: str) -> int:
         if self.category in ("view", "alloc", "noop", "sync"):
@@ -217,6 +220,7 @@ def _fact(name: str, d: dict, base: OpFact | None = None) -> OpFact:
         list_aside=tuple(d.get("list_aside", b.list_aside if b else ())),
         source=d.get("source", b.source if b else ""),
         pointwise_use=d.get("pointwise_use", b.pointwise_use if b else "pointwise" in d.get("tags", ())),
+        tensor_other=d.get("tensor_other", b.tensor_other if b else None),
     )
 
 

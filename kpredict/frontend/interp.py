@@ -2236,11 +2236,11 @@ class Interpreter(ObjectModel):
                 fact = self.table.ops[op]
                 self_t = args[0] if args and isinstance(args[0], TensorRef) else None
                 return self.apply_fact(fact, self_t, args[1:] if self_t is not None else args, kwargs, node)
-        if dotted in ("torch.max", "torch.min") and args and isinstance(args[0], TensorRef) and (
-                isinstance(args[1] if len(args) > 1 else kwargs.get("other"), TensorRef)):
-            # torch.max(a, b) is the elementwise overload (aten max.other -> maximum), not a reduction
-            return self.apply("maximum" if dotted == "torch.max" else "minimum", args[0], args[1:], kwargs, node)
         fact = self.table.for_api(dotted)
+        if fact is not None and fact.tensor_other and args and isinstance(args[0], TensorRef) and (
+                isinstance(args[1] if len(args) > 1 else kwargs.get("other"), TensorRef)):
+            # another overload with a tensor second argument (torch.max(a, b): maximum, not a reduction)
+            return self.apply(fact.tensor_other, args[0], args[1:], kwargs, node)
         if fact is not None:
             self_t = args[0] if args and isinstance(args[0], TensorRef) else None
             if fact.shape in ("creation", "creation_full", "arange") or self_t is None:
@@ -3116,8 +3116,9 @@ class Interpreter(ObjectModel):
             return Opaque(name)
         if name in ("cuda", "to") or name == "type" and not args:
             return self.to_call(t, name, args, kwargs, node)
-        if name in ("max", "min") and args and isinstance(args[0], TensorRef):
-            return self.apply("maximum" if name == "max" else "minimum", t, args, kwargs, node)
+        if args and isinstance(args[0], TensorRef) and (other := self.table.for_method(name)) is not None \
+                and other.tensor_other:
+            return self.apply(other.tensor_other, t, args, kwargs, node)
         if name == "backward":
             self.graph_break(node, "Tensor.backward() inside a compiled function")
             self.backward(t, args[0] if args else kwargs.get("gradient"), node)
