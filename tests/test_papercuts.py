@@ -224,3 +224,27 @@ def test_report_json_without_op_rows_is_smaller_on_the_fixtures(monkeypatch):
             del fn["eager"]["kernel_costs"], fn["compiled"]["kernel_costs"]  # per kernel, also --detail only
             del fn["compiled"]["kernel_names"]  # likewise (issue 32: a third of a whole tree's report)
     assert strip == json.loads(plain)
+
+
+LOOP_BREAK = """import torch
+
+
+# kpredict: example x=randn(8, 4)
+def f(x):
+    for _ in range(3):
+        x = x.sin()
+        if x.sum() > 0:
+            x = x.cos()
+    return x
+"""
+
+
+def test_a_break_in_a_loop_is_one_line_with_its_count(proj):
+    """A data-dependent branch in a loop breaks once per pass: the text report says it once per site,
+    with the count (an MoE layer's router in a 32-layer model printed 2,015 lines), and -v each."""
+    Path("m.py").write_text(LOOP_BREAK)
+    out = CliRunner().invoke(main, ["report", "m.py"]).output
+    assert out.count("graph break at line 8") == 1, out
+    assert "graph break at line 8 (3 times): data-dependent branch" in out, out
+    verbose = CliRunner().invoke(main, ["report", "-v", "m.py"]).output
+    assert verbose.count("graph break at line 8: data-dependent branch") == 3, verbose

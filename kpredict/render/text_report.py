@@ -109,8 +109,14 @@ def _function(fn: FunctionReport, lines: list[str], verbose: bool) -> None:
         lines.append("    kernels: " + _kernel_names(list(c.kernel_names), verbose))
     if verbose:
         _kernel_costs(fn, lines)
+    breaks: dict[tuple[int, str], int] = {}  # one line per break site (a loop breaks once per pass), -v each
     for b in c.graph_breaks:
-        lines.append(f"    graph break at line {b.line}: {b.reason}")
+        if verbose:
+            lines.append(f"    graph break at line {b.line}: {b.reason}")
+        else:
+            breaks[b.line, b.reason] = breaks.get((b.line, b.reason), 0) + 1
+    for (line, reason), n in breaks.items():
+        lines.append(f"    graph break at line {line}{f' ({n} times)' if n > 1 else ''}: {reason}")
     shown = [r for r in fn.ops if r.kernels or r.group is not None or verbose]
     if shown:
         lines.append(f"    {'line':>6}  {'op':<22} {'kind':<10} {'eager':>5} {'xfer':>5}  group")
