@@ -264,3 +264,34 @@ def test_auto_model_from_config_builds_the_configs_model(tmp_path: Path) -> None
     fig = {f.qualname: (f.eager.kernels, f.eager.bytes, f.compiled.kernels, [u.name for u in f.unknown])
            for f in rep.functions}
     assert fig["auto"] == fig["direct"] and not fig["auto"][3] and fig["auto"][0] > 50, fig
+
+
+@pytest.mark.parametrize("keep", [None, "logits_to_keep=1"])
+def test_slice_logits_to_keep_stub_gives_the_figures_of_transformers_own_code(tmp_path: Path, keep: str | None) -> None:
+    """rules/libraries.toml's slice_logits_to_keep (257 modeling files of transformers 5.25.0 call it, in
+    every *ForCausalLM.forward) gives, from a tree holding only llama's model files, the figures kpredict
+    gets reading transformers' own modeling_utils.py: nothing not understood, the same kernels and eager
+    bytes. (Compiled bytes differ by a few bytes in this tree, not from this stub: LlamaModel's output
+    container leaves hidden_states and attentions unknown without utils/generic.py's capture_outputs, so
+    the graph's unread results, an arange(1) of the mask builder and sdpa's logsumexp, are kept live.)"""
+    from test_transformers_scoreboard import EXAMPLE, MODELS
+    from test_verify_real_models import TRANSFORMERS, _install
+
+    own = _install(TRANSFORMERS) / "transformers" / "models" / "llama"
+    part = tmp_path / "transformers" / "models" / "llama"
+    part.mkdir(parents=True)
+    for f in ("modeling_llama.py", "configuration_llama.py", "__init__.py"):
+        (part / f).write_text((own / f).read_text())
+    (tmp_path / "transformers" / "models" / "__init__.py").write_text("")
+    m = MODELS["llama"]
+    q, init = "LlamaForCausalLM.forward", f"config={m.config}({m.keywords})"
+    example = EXAMPLE + (f", {keep}" if keep else "")
+
+    def figures(path: Path) -> tuple:
+        fn = analyze_file(path, Settings(target="cpu"), only=q, inits={q: init}, examples={q: example}).functions[0]
+        assert isinstance(fn.compiled.bytes, int), fn.compiled
+        return fn.eager.kernels, fn.eager.bytes, fn.compiled.kernels, fn.lower_bound
+
+    stub = figures(part / "modeling_llama.py")
+    assert stub == figures(own / "modeling_llama.py")
+    assert isinstance(stub[1], int) and not stub[3], stub
