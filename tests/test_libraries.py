@@ -9,6 +9,7 @@ and the live test below re-measures when transformers is importable.
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from pathlib import Path
 
 import pytest
@@ -295,3 +296,47 @@ def test_slice_logits_to_keep_stub_gives_the_figures_of_transformers_own_code(tm
     stub = figures(part / "modeling_llama.py")
     assert stub == figures(own / "modeling_llama.py")
     assert isinstance(stub[1], int) and not stub[3], stub
+
+
+SLIDING = """import torch
+from ...masking_utils import create_sliding_window_causal_mask
+
+
+class Cfg:
+    sliding_window = {window}
+    _attn_implementation = "sdpa"
+
+
+# kpredict: example x=randn(1, 16, 32)
+def f(x):
+    pos = torch.arange(16).unsqueeze(0)
+    kw = {{"config": Cfg(), "inputs_embeds": x, "attention_mask": None, "cache": None, "position_ids": pos}}
+    return create_sliding_window_causal_mask(**kw)
+"""
+
+
+@pytest.mark.parametrize("window", [4096, 8])
+def test_sliding_window_mask_stub_gives_the_figures_of_transformers_own_code(tmp_path: Path, window: int) -> None:
+    """rules/libraries.toml's create_sliding_window_causal_mask (55 modeling files call it) as a model
+    calls it, with position ids: a window above the sequence (eager checks for packed sequences on the
+    host and leaves the mask to sdpa's is_causal; compiled builds it) and below it (both modes build the
+    windowed mask), the figures kpredict gets reading transformers' masking_utils.py."""
+    from test_verify_real_models import TRANSFORMERS, _install
+
+    own = _install(TRANSFORMERS) / "transformers" / "models" / f"kp_sliding_{window}"
+    part = tmp_path / "transformers" / "models" / "kp_sliding"
+
+    def figures(folder: Path) -> tuple:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "m.py").write_text(SLIDING.format(window=window))
+        fn = analyze_file(folder / "m.py", Settings(target="cpu"), only="f").functions[0]
+        return fn.eager.kernels, fn.eager.bytes, fn.eager.syncs, fn.compiled.kernels, fn.compiled.bytes, fn.lower_bound
+
+    try:
+        read = figures(own)
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+    stub = figures(part)
+    assert stub == read
+    assert not stub[-1] and stub[2] == 1 and stub[3] == 3, stub  # the packed-sequence check, its cumsum, the mask
+    assert (stub[0] > 10) == (window < 16), stub  # eager builds the mask only when the window is shorter
