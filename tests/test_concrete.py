@@ -62,3 +62,18 @@ def test_broadcasting_and_shape_ops() -> None:
     _same(C.reduce("any", _c(GRID > 10)), (GRID > 10).any())
     assert C.binary("add", _c(torch.arange(3)), _c(torch.arange(4))) is None  # shapes that do not broadcast
     assert _c(GRID).python() == GRID.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float64", "int32"])
+def test_a_tensor_built_with_a_dtype_keeps_it(dtype: str) -> None:
+    """`torch.tensor(0.8, dtype=torch.bfloat16)` in a constructor (transformers' XIELUActivation
+    parameters): its elements are known, and its dtype is the one asked for, as torch's is (it was
+    float32: the parameters' bytes and the ops that read them were counted at 4 bytes each)."""
+    from kpredict.api import analyze_source
+    from kpredict.settings import Settings
+
+    src = f"import torch\n\n\ndef f():\n    a = torch.tensor(3, dtype=torch.{dtype})\n    return (a * 2).unsqueeze(0)\n"
+    fn = analyze_source(src, "m.py", Settings(target="cpu")).functions[0]
+    got = [fn.graph.values[i].meta.dtype for op in fn.graph.ops for i in op.inputs]
+    want = (torch.tensor(3, dtype=getattr(torch, dtype)) * 2).dtype
+    assert got == [str(want).removeprefix("torch.")] * 2, got

@@ -148,6 +148,9 @@ class Shared:
         self.local_defs: dict[tuple, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.import_cache: dict[tuple, object] = {}
         self.mro: dict[tuple, list] = {}
+        # per class, the dotted names of bases kpredict cannot read, nearest first (transformers'
+        # PreTrainedModel in a checkout of models/ only): rules/libraries.toml may describe their methods
+        self.library_bases: dict[tuple, list[str]] = {}
         self.module_classes: dict[tuple, bool] = {}  # (mod, class) -> derives from torch.nn.Module
         self.class_attrs: dict[tuple, object] = {}
         self.attribute_maps: dict[tuple, dict[str, str]] = {}  # config class -> its attribute_map aliases
@@ -2200,7 +2203,8 @@ class Interpreter(ObjectModel):
                 made = self.dotted_call(dotted, args, kwargs, node, frame)
             finally:
                 self.concrete_busy = False
-            return self.with_elements(made, known)
+            asked = kwargs.get("dtype")  # torch.tensor(0.8, dtype=torch.bfloat16): elements as float, kept so
+            return self.with_elements(made, known, S.dtype_from_dotted(asked.dotted) if isinstance(asked, ModRef) else None)
         if self.is_compile(ModRef(dotted)):
             if args:
                 return CompiledRef(args[0])
@@ -3198,13 +3202,14 @@ class Interpreter(ObjectModel):
             out = C.binary(name, a, b)
         return out if isinstance(out, C.Concrete) else None
 
-    def const_tensor(self, c: C.Concrete) -> TensorRef:
-        """A tensor built while constructing a model, whose elements are known (concrete.py)."""
-        t = self.new_tensor(TensorMeta(c.shape, c.dtype))
+    def const_tensor(self, c: C.Concrete, dtype: str | None = None) -> TensorRef:
+        """A tensor built while constructing a model, whose elements are known (concrete.py); `dtype`:
+        the one asked for where it is not the elements' kind's default (bfloat16, int32)."""
+        t = self.new_tensor(TensorMeta(c.shape, dtype or c.dtype))
         self.concrete[t.vid] = c
         return t
 
-    def with_elements(self, made: object, c: C.Concrete) -> object:
+    def with_elements(self, made: object, c: C.Concrete, dtype: str | None = None) -> object:
         """The op's own result, given its elements; a tensor of them where the op is not one kpredict
         follows (its result is then unknown, where the elements are known)."""
         if isinstance(made, TensorRef):
@@ -3215,7 +3220,7 @@ class Interpreter(ObjectModel):
                     value.meta = TensorMeta(c.shape, value.meta.dtype, value.meta.device)
                 self.concrete[made.vid] = c
                 return made
-        return self.const_tensor(c)
+        return self.const_tensor(c, dtype)
 
     def to_call(self, t: TensorRef, name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         dtype = None
