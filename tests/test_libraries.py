@@ -340,3 +340,75 @@ def test_sliding_window_mask_stub_gives_the_figures_of_transformers_own_code(tmp
     assert stub == read
     assert not stub[-1] and stub[2] == 1 and stub[3] == 3, stub  # the packed-sequence check, its cumsum, the mask
     assert (stub[0] > 10) == (window < 16), stub  # eager builds the mask only when the window is shorter
+
+
+PROBE = """import torch
+from torch import nn
+from ...activations import ACT2FN
+from ...configuration_utils import PreTrainedConfig
+from ...modeling_utils import PreTrainedModel
+
+
+class KpConfig(PreTrainedConfig):
+    model_type = "kp_probe"
+
+    def __init__(self, vocab_size=32, hidden_size=16, hidden_act="xielu", **kwargs):
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+        self.hidden_act = hidden_act
+        super().__init__(**kwargs)
+
+
+class KpText(PreTrainedModel):
+    config_class = KpConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.act = ACT2FN[config.hidden_act]
+
+
+class KpModel(PreTrainedModel):
+    config_class = KpConfig
+    base_model_prefix = "model"
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.language_model = KpText(config)
+        self.proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, input_ids):
+        x = self.get_input_embeddings()(input_ids)
+        return self.language_model.act(self.proj(x))
+"""
+
+
+def test_library_methods_and_xielu_stubs_give_the_figures_of_transformers_own_code(tmp_path: Path) -> None:
+    """A model whose base class is transformers' PreTrainedModel, read from a tree without transformers'
+    own files (a checkout of models/): `self.get_input_embeddings()` (299 modeling files call it) is
+    rules/libraries.toml's description of the base's method, found through the base kpredict cannot
+    read, and ACT2FN["xielu"] its activation (parameters in bfloat16, as the class makes them). The
+    figures equal those of the reading of transformers' own files (modeling_utils.py, activations.py),
+    which equal the CPU oracle's (kpredict verify --device cpu: 17 eager kernels, 19,352 bytes, 3
+    compiled kernels, torch 2.13.0)."""
+    from test_verify_real_models import TRANSFORMERS, _install
+
+    own = _install(TRANSFORMERS) / "transformers" / "models" / "kp_probe"
+    part = tmp_path / "transformers" / "models" / "kp_probe"
+    q = "KpModel.forward"
+
+    def figures(folder: Path) -> tuple:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "m.py").write_text(PROBE)
+        fn = analyze_file(folder / "m.py", Settings(target="cpu"), only=q, inits={q: "config=KpConfig()"},
+                          examples={q: "input_ids=randint(0, 32, (1, 8))"}).functions[0]
+        return (fn.eager.kernels, fn.eager.bytes, fn.compiled.kernels, fn.compiled.bytes, fn.lower_bound,
+                [op.name for op in fn.graph.ops])
+
+    try:
+        read = figures(own)
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+    stub = figures(part)
+    assert stub == read
+    assert not stub[4] and stub[5][:2] == ["embedding", "linear"] and "expm1" in stub[5], stub

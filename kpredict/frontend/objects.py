@@ -306,6 +306,7 @@ class ObjectModel:
             return cached
         self.shared.mro[key] = [c]  # cycle guard
         out: list[ClassRef] = [c]
+        unread: list[str] = []
         cdef = self.class_def(c)
         if cdef is not None:
             frame = Frame(env={}, qualname="<module>", mod=c.mod)
@@ -318,15 +319,28 @@ class ObjectModel:
                     bv = self.ev(b, frame)
                     if isinstance(bv, ModRef):
                         name = self.catalogue_class(bv.dotted)
+                        if not name:
+                            unread.append(bv.dotted)
                         bv = ClassRef(name, CATALOGUE) if name else None
                     if isinstance(bv, ClassRef):
                         for x in self.mro(bv):
                             if x not in out:
                                 out.append(x)
+                        unread.extend(d for d in self.shared.library_bases.get((bv.mod, bv.name), ()) if d not in unread)
             finally:
                 self.recording = was
         self.shared.mro[key] = out
+        self.shared.library_bases[key] = unread
         return out
+
+    def library_method(self, inst: Instance, attr: str) -> Partial | None:
+        """`inst.attr` for a method of a base kpredict cannot read that rules/libraries.toml describes
+        (`transformers.modeling_utils.PreTrainedModel.get_input_embeddings`): the stub, bound to inst."""
+        self.mro(ClassRef(inst.cls, inst.mod))
+        for dotted in self.shared.library_bases.get((inst.mod, inst.cls), ()):
+            if self.catalogue_function(f"{dotted}.{attr}") is not None:
+                return Partial(ModRef(f"{dotted}.{attr}"), (inst,), {})
+        return None
 
     def dict_based(self, c: ClassRef) -> bool:
         """Whether a class of the tree derives from dict / OrderedDict (its instances hold a mapping)."""
@@ -866,6 +880,8 @@ class ObjectModel:
             return Py(self.is_training(inst))
         if attr in MODULE_METHODS:
             return BoundBuiltin(inst, attr)
+        if (bound := self.library_method(inst, attr)) is not None:
+            return bound
         if missing is not None:
             return missing
         if inst.cls.endswith(CONFIG_SUFFIXES):
