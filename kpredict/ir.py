@@ -320,6 +320,9 @@ class FunctionReport:
     phases: dict[str, Figures] = field(default_factory=dict)
     # bytes of the activations autograd saved for the backward (parameters not counted); None: unknown
     activation_bytes: int | None = None
+    # the bytes leave out transfers of tensors of unknown size (what is not understood made them): a
+    # lower bound with the other figures, never compared with a measurement as if exact
+    partial_bytes: bool = False
     # the eager and compiled kernels the figures come from, and the graph the compiled ones refer to
     # (Inductor's, with the values its rewrites add), for kpredict.symbolic's byte formulas; never
     # serialized, and dropped once the report is final

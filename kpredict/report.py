@@ -9,7 +9,7 @@ from kpredict.devices import default_flop_kinds, device_for
 from kpredict.ir import EAGER_REGION, CompiledFigures, Figures, FunctionGraph, FunctionReport, Kernel, ModeCost, OpRow, Unknown
 from kpredict.models.eager import eager_syncs
 from kpredict.settings import Settings
-from kpredict.traffic import figures
+from kpredict.traffic import figures, unsized_transfers
 
 
 def function_report(fg: FunctionGraph, eager: list[Kernel], schedule: tuple[list[Kernel], FunctionGraph],
@@ -18,11 +18,13 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], schedule: tuple[list
     (kpredict.models.inductor.compiled_schedule); `costs`: model its FLOPs and times too (kpredict.cost),
     which the byte-formula and loop-count reruns do not show (30% of a rerun's cost on kimi_linear)."""
     compiled, cg = schedule
+    causes = lower_bound_causes(fg)
+    partial = bool(causes)  # figures that are lower bounds: bytes too, without the tensors of unknown size
     syncs = eager_syncs(fg)
-    e = figures(eager, fg, syncs)
+    e = figures(eager, fg, syncs, partial)
     traced = [op for op in fg.ops if op.only != "eager"]  # ops of eager mode only are in no graph
     c_syncs = sum(op.syncs for op in traced) if len(traced) != len(fg.ops) else syncs
-    c = figures(compiled, cg, c_syncs)
+    c = figures(compiled, cg, c_syncs, partial)
     graphs = (max((op.graph for op in traced), default=0) + 1) if traced else 1
     if any(op.region == EAGER_REGION for op in traced):  # frames Dynamo skips make no graph
         graphs = len({op.graph for op in traced if op.region != EAGER_REGION})
@@ -46,8 +48,11 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], schedule: tuple[list
     for op in fg.ops:  # one row per op (hundreds of thousands per file): positional fields, no frame
         n, r, w = get(op.oid, none)
         add(OpRow(op.span, op.name, op.category if not op.free_reason else "view", n, r, w, group(op.oid)))
-    causes = lower_bound_causes(fg)
     assumptions = list(fg.assumptions)
+    left = (unsized_transfers(eager, fg), unsized_transfers(compiled, cg)) if partial else (0, 0)
+    if any(left):
+        assumptions.append(f"bytes count only tensors of known size: {left[0]} eager and {left[1]} compiled transfers of "
+                           "tensors of unknown size (from what is not understood) left out, a lower bound as the kernels are")
     device = device_for(settings.target, settings.gpu)
     notes: set[str] = set()
     kinds = default_flop_kinds()
@@ -58,7 +63,7 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], schedule: tuple[list
                           unknown=list(fg.unknowns), assumptions=assumptions, graph=fg,
                           lower_bound=bool(causes), lower_bound_causes=causes,
                           compiled_causes=list(fg.compiled_unknowns), phases=phase_figures(fg, eager, syncs),
-                          activation_bytes=saved_bytes(fg),
+                          activation_bytes=saved_bytes(fg), partial_bytes=any(left),
                           kernel_lists=(eager, compiled, cg) if fg.shape_symbols or settings.dims else None,
                           eager_cost=ec, compiled_cost=cc,
                           # a compiled figure that leaves part of the step out (its backward) is no speedup
@@ -75,7 +80,7 @@ def phase_figures(fg: FunctionGraph, eager: list[Kernel], syncs: int) -> dict[st
     for name in ("forward", "backward", "optimizer"):
         mine = [k for k in eager if k.ops and phase.get(k.ops[0]) == name]
         if mine or name != "optimizer":
-            out[name] = figures(mine, fg, syncs if name == "forward" else 0)
+            out[name] = figures(mine, fg, syncs if name == "forward" else 0, bool(lower_bound_causes(fg)))
     return out
 
 

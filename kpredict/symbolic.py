@@ -239,10 +239,12 @@ Monomial = tuple[tuple[str, int], ...]
 Poly = dict[Monomial, Fraction]
 
 
-def transfer_bytes(kernels: list[Kernel], fg: FunctionGraph) -> dict[tuple[tuple[int, ...], int], int] | None:
+def transfer_bytes(kernels: list[Kernel], fg: FunctionGraph, partial: bool = False
+                   ) -> dict[tuple[tuple[int, ...], int], int] | None:
     """How many transfers move each tensor shape and item size ((shape, itemsize) -> count), as
-    kpredict.traffic counts them; None when a transfer's size is unknown. Split reductions' partials
-    (ref -1, 0 bytes) are left out."""
+    kpredict.traffic counts them; None when a transfer's size is unknown, unless `partial` (a lower
+    bound: such transfers are left out, as traffic.figures does). Split reductions' partials (ref -1,
+    0 bytes) are left out."""
     by_storage: dict[int, int] = {}
     out: dict[tuple[tuple[int, ...], int], int] = {}
     for k in kernels:
@@ -257,6 +259,8 @@ def transfer_bytes(kernels: list[Kernel], fg: FunctionGraph) -> dict[tuple[tuple
                 v = fg.values.get(by_storage.get(ref, -2))
             b = v.meta.nbytes if v is not None else None
             if b is None:
+                if partial:
+                    continue
                 return None
             if b:
                 key = (v.meta.shape, DTYPE_SIZES[v.meta.dtype])  # type: ignore[union-attr, index]
@@ -329,8 +333,8 @@ def byte_poly(rep: FunctionReport, mode: str, primes: dict[str, int], strict: bo
     transfer's tensor, dim by dim (dim_poly), times its item size. None when a transfer's size is unknown."""
     if rep.kernel_lists is None or rep.graph is None:
         return None
-    per = (transfer_bytes(rep.kernel_lists[0], rep.graph) if mode == "eager"
-           else transfer_bytes(rep.kernel_lists[1], rep.kernel_lists[2]))
+    per = (transfer_bytes(rep.kernel_lists[0], rep.graph, rep.lower_bound) if mode == "eager"
+           else transfer_bytes(rep.kernel_lists[1], rep.kernel_lists[2], rep.lower_bound))
     if per is None:
         return None
     order = {n: i for i, n in enumerate(primes)}

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from kpredict.api import analyze_file, analyze_source
+from kpredict.ir import FileReport
+from kpredict.render import text_report
 from kpredict.settings import Settings
 from oracle_cases import ASSUMED, ASSUMED_CASES, SIZED_INIT, SIZED_VALUES, SIZES, assumed_request, sized_request
 
@@ -508,18 +510,20 @@ def test_bytes_left_unknown_with_the_inputs_sized_say_what_keeps_them_unknown() 
 
 
 def test_bytes_left_unknown_in_a_loop_say_so_too() -> None:
-    """The same with a loop count nobody gave (`for _ in range(n)`): the counts become a + b*n, and the
-    bytes that a tensor of unknown shape keeps unknown are said (CLIPEncoder.forward with its layer count
-    and an activation not known printed `?` with no reason, and claimed a byte formula); the note on the
-    sizes says they were analyzed at the markers, not that the bytes are a formula."""
+    """The same with a loop count nobody gave (`for _ in range(n)`) and a call not understood: the
+    counts become a + b*n and are lower bounds, and so are the bytes, which leave out the transfers of
+    the tensor of unknown shape the call returns (they were `?`: CLIPEncoder.forward with its layer
+    count and an activation not known), and say so."""
     src = ("import torch\nfrom somewhere import mystery\n\n\ndef f(x, n: int):\n    for _ in range(n):\n"
            "        x = x * 2\n    return mystery(x) + 1\n")
     (fn,) = analyze_source(src, "m.py", Settings(target="cpu"), only="f").functions
-    assert (fn.eager.bytes, fn.compiled.bytes, fn.eager.kernels) == (None, None, "1 + n")
+    assert fn.lower_bound and (fn.eager.bytes, fn.eager.kernels) == ("8*B*T*C*n", "1 + n"), (fn.eager, fn.lower_bound)
+    assert isinstance(fn.compiled.bytes, str), fn.compiled
     said = [a for a in fn.assumptions if "bytes" in a]
-    assert "eager and compiled bytes not worked out with the inputs sized: line 8: unknown writes a tensor of " \
-           "unknown shape" in said, said
-    assert not any("bytes are a formula" in a for a in said), said
+    assert any(a.startswith("bytes count only tensors of known size: 2 eager and ")
+               for a in said), said
+    text = text_report.render_file(FileReport("m.py", functions=[fn]))
+    assert ">= 8*B*T*C*n" in text, text
 
 
 def test_a_class_token_before_the_patches_of_an_image_is_a_formula() -> None:
