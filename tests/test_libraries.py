@@ -412,3 +412,32 @@ def test_library_methods_and_xielu_stubs_give_the_figures_of_transformers_own_co
     stub = figures(part)
     assert stub == read
     assert not stub[4] and stub[5][:2] == ["embedding", "linear"] and "expm1" in stub[5], stub
+
+
+@pytest.mark.parametrize("name", ["llama", "qwen2", "qwen3", "cohere2", "mistral", "bert"])
+def test_a_models_only_tree_gives_the_figures_of_transformers_own_files(tmp_path: Path, name: str) -> None:
+    """A scoreboard model analyzed from a tree holding only its modeling and configuration files (a
+    checkout of transformers/models/, or user code importing an installed transformers) gets the figures
+    of the reading of transformers' own files, bytes included: rules/libraries.toml describes what the
+    model takes from the library (PreTrainedModel.__init__ keeping self.config and setting its attention
+    implementation, the mask builders, the config base). Before PreTrainedModel.__init__ was described,
+    qwen3 counted 125 eager kernels for 115 (its layer types and attention implementation unknown)."""
+    from test_transformers_scoreboard import EXAMPLE, MODELS
+    from test_verify_real_models import TRANSFORMERS, _install
+
+    own = _install(TRANSFORMERS) / "transformers" / "models" / name
+    part = tmp_path / "transformers" / "models" / name
+    part.mkdir(parents=True)
+    for f in (f"modeling_{name}.py", f"configuration_{name}.py", "__init__.py"):
+        (part / f).write_text((own / f).read_text())
+    (tmp_path / "transformers" / "models" / "__init__.py").write_text("")
+    m = MODELS[name]
+    q, init = f"{m.model}.forward", f"config={m.config}({m.keywords})"
+
+    def figures(path: Path) -> tuple:
+        fn = analyze_file(path, Settings(target="cpu"), only=q, inits={q: init}, examples={q: EXAMPLE}).functions[0]
+        return fn.eager.kernels, fn.eager.bytes, fn.compiled.kernels, fn.compiled.bytes, fn.lower_bound
+
+    stub = figures(part / f"modeling_{name}.py")
+    assert stub == figures(own / f"modeling_{name}.py")
+    assert not stub[-1] and isinstance(stub[1], int), stub

@@ -932,6 +932,8 @@ class ObjectModel:
                 v = self.class_level(k, attr)
                 if v is not _MISSING:
                     return v
+            if (bound := self.library_method(obj, attr)) is not None:
+                return bound  # a library base's method rules/libraries.toml describes (PreTrainedModel.__init__)
             if attr in MODULE_METHODS:
                 return BoundBuiltin(obj, attr)
         if attr in ("get", "__getitem__", "to_tuple", "keys", "values", "items"):
