@@ -298,6 +298,25 @@ def test_slice_logits_to_keep_stub_gives_the_figures_of_transformers_own_code(tm
     assert isinstance(stub[1], int) and not stub[3], stub
 
 
+def _in_both_trees(tmp_path: Path, name: str, source: str, qual: str, **given: dict) -> list:
+    """`source` as the module transformers/models/<name>/m.py analyzed twice (cpu): from a tree without
+    transformers' own files (rules/libraries.toml's descriptions stand in) and inside the installed
+    package (its files read); the two function reports, in that order."""
+    from test_verify_real_models import TRANSFORMERS, _install
+
+    own = _install(TRANSFORMERS) / "transformers" / "models" / name
+    out = []
+    for folder in (tmp_path / "transformers" / "models" / name, own):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "m.py").write_text(source)
+        try:
+            out.append(analyze_file(folder / "m.py", Settings(target="cpu"), only=qual, **given).functions[0])
+        finally:
+            if folder == own:
+                shutil.rmtree(own, ignore_errors=True)
+    return out
+
+
 SLIDING = """import torch
 from ...masking_utils import create_sliding_window_causal_mask
 
@@ -321,22 +340,9 @@ def test_sliding_window_mask_stub_gives_the_figures_of_transformers_own_code(tmp
     calls it, with position ids: a window above the sequence (eager checks for packed sequences on the
     host and leaves the mask to sdpa's is_causal; compiled builds it) and below it (both modes build the
     windowed mask), the figures kpredict gets reading transformers' masking_utils.py."""
-    from test_verify_real_models import TRANSFORMERS, _install
-
-    own = _install(TRANSFORMERS) / "transformers" / "models" / f"kp_sliding_{window}"
-    part = tmp_path / "transformers" / "models" / "kp_sliding"
-
-    def figures(folder: Path) -> tuple:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "m.py").write_text(SLIDING.format(window=window))
-        fn = analyze_file(folder / "m.py", Settings(target="cpu"), only="f").functions[0]
-        return fn.eager.kernels, fn.eager.bytes, fn.eager.syncs, fn.compiled.kernels, fn.compiled.bytes, fn.lower_bound
-
-    try:
-        read = figures(own)
-    finally:
-        shutil.rmtree(own, ignore_errors=True)
-    stub = figures(part)
+    stub, read = (
+        (fn.eager.kernels, fn.eager.bytes, fn.eager.syncs, fn.compiled.kernels, fn.compiled.bytes, fn.lower_bound)
+        for fn in _in_both_trees(tmp_path, f"kp_sliding_{window}", SLIDING.format(window=window), "f"))
     assert stub == read
     assert not stub[-1] and stub[2] == 1 and stub[3] == 3, stub  # the packed-sequence check, its cumsum, the mask
     assert (stub[0] > 10) == (window < 16), stub  # eager builds the mask only when the window is shorter
@@ -391,25 +397,11 @@ def test_library_methods_and_xielu_stubs_give_the_figures_of_transformers_own_co
     figures equal those of the reading of transformers' own files (modeling_utils.py, activations.py),
     which equal the CPU oracle's (kpredict verify --device cpu: 17 eager kernels, 19,352 bytes, 3
     compiled kernels, torch 2.13.0)."""
-    from test_verify_real_models import TRANSFORMERS, _install
-
-    own = _install(TRANSFORMERS) / "transformers" / "models" / "kp_probe"
-    part = tmp_path / "transformers" / "models" / "kp_probe"
     q = "KpModel.forward"
-
-    def figures(folder: Path) -> tuple:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "m.py").write_text(PROBE)
-        fn = analyze_file(folder / "m.py", Settings(target="cpu"), only=q, inits={q: "config=KpConfig()"},
-                          examples={q: "input_ids=randint(0, 32, (1, 8))"}).functions[0]
-        return (fn.eager.kernels, fn.eager.bytes, fn.compiled.kernels, fn.compiled.bytes, fn.lower_bound,
-                [op.name for op in fn.graph.ops])
-
-    try:
-        read = figures(own)
-    finally:
-        shutil.rmtree(own, ignore_errors=True)
-    stub = figures(part)
+    stub, read = ((fn.eager.kernels, fn.eager.bytes, fn.compiled.kernels, fn.compiled.bytes, fn.lower_bound,
+                   [op.name for op in fn.graph.ops])
+                  for fn in _in_both_trees(tmp_path, "kp_probe", PROBE, q, inits={q: "config=KpConfig()"},
+                                           examples={q: "input_ids=randint(0, 32, (1, 8))"}))
     assert stub == read
     assert not stub[4] and stub[5][:2] == ["embedding", "linear"] and "expm1" in stub[5], stub
 
