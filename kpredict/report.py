@@ -62,7 +62,7 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], schedule: tuple[list
     return FunctionReport(qualname=fg.qualname, line=fg.span.line, eager=e, compiled=cf, ops=rows,
                           unknown=list(fg.unknowns), assumptions=assumptions, graph=fg,
                           lower_bound=bool(causes), lower_bound_causes=causes,
-                          compiled_causes=list(fg.compiled_unknowns), phases=phase_figures(fg, eager, syncs),
+                          compiled_causes=list(fg.compiled_unknowns), phases=phase_figures(fg, eager, syncs, partial),
                           activation_bytes=saved_bytes(fg), partial_bytes=any(left),
                           kernel_lists=(eager, compiled, cg) if fg.shape_symbols or settings.dims else None,
                           eager_cost=ec, compiled_cost=cc,
@@ -71,8 +71,9 @@ def function_report(fg: FunctionGraph, eager: list[Kernel], schedule: tuple[list
                           device=device.name)
 
 
-def phase_figures(fg: FunctionGraph, eager: list[Kernel], syncs: int) -> dict[str, Figures]:
-    """A training step's eager figures per phase (its ops' `phase`); none for a forward alone."""
+def phase_figures(fg: FunctionGraph, eager: list[Kernel], syncs: int, partial: bool = False) -> dict[str, Figures]:
+    """A training step's eager figures per phase (its ops' `phase`); none for a forward alone. `partial`:
+    the function's figures are lower bounds, its bytes too (traffic.figures)."""
     phase = {op.oid: op.phase for op in fg.ops}
     if all(p == "forward" for p in phase.values()):
         return {}
@@ -80,7 +81,7 @@ def phase_figures(fg: FunctionGraph, eager: list[Kernel], syncs: int) -> dict[st
     for name in ("forward", "backward", "optimizer"):
         mine = [k for k in eager if k.ops and phase.get(k.ops[0]) == name]
         if mine or name != "optimizer":
-            out[name] = figures(mine, fg, syncs if name == "forward" else 0, bool(lower_bound_causes(fg)))
+            out[name] = figures(mine, fg, syncs if name == "forward" else 0, partial)
     return out
 
 

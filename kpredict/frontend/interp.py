@@ -3120,9 +3120,6 @@ class Interpreter(ObjectModel):
             return Opaque(name)
         if name in ("cuda", "to") or name == "type" and not args:
             return self.to_call(t, name, args, kwargs, node)
-        if args and isinstance(args[0], TensorRef) and (other := self.table.for_method(name)) is not None \
-                and other.tensor_other:
-            return self.apply(other.tensor_other, t, args, kwargs, node)
         if name == "backward":
             self.graph_break(node, "Tensor.backward() inside a compiled function")
             self.backward(t, args[0] if args else kwargs.get("gradient"), node)
@@ -3136,6 +3133,8 @@ class Interpreter(ObjectModel):
             self.unknown(node, f"Tensor.{name}")
             inplace = name.endswith("_") and not name.endswith("__")  # by torch's naming: it writes t
             return self.placeholder([t, *args, *kwargs.values()], name, node, writes=t if inplace else None)
+        if fact.tensor_other and args and isinstance(args[0], TensorRef):
+            return self.apply(fact.tensor_other, t, args, kwargs, node)  # x.max(y): maximum, not a reduction
         return self.apply_fact(fact, t, args, kwargs, node)
 
     def concrete_op(self, name: str, t: TensorRef | None, args: list[object], kwargs: dict[str, object]) -> object:

@@ -336,7 +336,7 @@ class ObjectModel:
     def library_method(self, inst: Instance, attr: str) -> Partial | None:
         """`inst.attr` for a method of a base kpredict cannot read that rules/libraries.toml describes
         (`transformers.modeling_utils.PreTrainedModel.get_input_embeddings`): the stub, bound to inst."""
-        self.mro(ClassRef(inst.cls, inst.mod))
+        self.mro(ClassRef(inst.cls, inst.mod))  # walking the bases notes the ones it cannot read (cached)
         for dotted in self.shared.library_bases.get((inst.mod, inst.cls), ()):
             if self.catalogue_function(f"{dotted}.{attr}") is not None:
                 return Partial(ModRef(f"{dotted}.{attr}"), (inst,), {})
