@@ -2988,7 +2988,7 @@ class Interpreter(ObjectModel):
         dim = 0
         ok = True
         first_real = True
-        advanced = False
+        advanced: list[int] = []  # the lengths of list indices
         for p in parts:
             v = py(p, _MISSING)
             if v is None:
@@ -3010,7 +3010,7 @@ class Interpreter(ObjectModel):
                 continue
             size = shape[dim] if shape is not None and dim < len(shape) else None
             if isinstance(v, (tuple, list)) and v and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-                advanced = True  # x[:, [-1], :]: a list index gathers a copy (aten.index)
+                advanced.append(len(v))  # x[:, [-1], :]: a list index gathers a copy (aten.index)
                 if out is not None:
                     out.append(len(v))
                 dim += 1
@@ -3048,9 +3048,15 @@ class Interpreter(ObjectModel):
             st.extend(base_st[dim:])  # type: ignore[index]
         new_shape = tuple(out) if (out is not None and ok) else None
         if advanced:
+            if len(advanced) > 1:  # several lists broadcast together, where torch puts them
+                new_shape = S.advanced_index_shape(m.shape, self.index_items(parts))
             res = self.new_tensor(TensorMeta(new_shape, m.dtype, m.device))
-            index = self.new_tensor(TensorMeta((1,), "int64", m.device), is_input=True, name="index")
-            self.emit(self.fact("index"), node, [t, index], [res])
+            # each list is an int64 index tensor of its length, which aten.index reads whole
+            # [M-CPU transformers' warn_if_padding_and_no_attention_mask: input_ids[:, [-1, 0]] of a
+            # (1, 16) tensor reads 128 + 16 B and writes 16 B]
+            index = [self.new_tensor(TensorMeta((n,), "int64", m.device), is_input=True, name="index")
+                     for n in advanced]
+            self.emit(self.fact("index"), node, [t, *index], [res])
             return res
         kind = "select" if any(isinstance(py(p, _MISSING), int) for p in parts) else "slice"
         view = self.make_view(t, TensorMeta(new_shape, m.dtype, m.device), contiguous, kind, node)
