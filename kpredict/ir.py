@@ -193,6 +193,8 @@ class FunctionGraph:
     channels_last_graphs: frozenset[int] = frozenset()
     # copies of attention inputs lowering makes (set by models.inductor.prepared): op ids
     attention_copies: frozenset[int] = frozenset()
+    # group norms whose normalized output lowering stores (set by models.inductor.prepared): op ids
+    realized_norms: frozenset[int] = frozenset()
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""

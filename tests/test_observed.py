@@ -62,7 +62,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     (H200, "fixtures/models/mha_block.py::CrossAttention.forward", "compiled"):
         "cuda: the q and kv bias epilogues are written next to each bmm as separate kernels (14); kpredict "
         "predicts 12 (on cpu it already differs: tests/test_models_oracle.py KNOWN)",
-    (H200, "fixtures/models/diffusion_resblock.py::ResnetBlock.forward", "compiled"): _CONV,
     (H200, "fixtures/models/functional_model.py::TinyAudioNet.forward", "compiled"): _CONV,
     (H200, "fixtures/ops/notes_patterns.py::softmax_dim0", "compiled"): _SOFTMAX,
     (H200, "fixtures/ops/reductions.py::softmax_long_rows", "compiled"): _SOFTMAX,

@@ -391,6 +391,7 @@ def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> Functio
     producer = {v: op for op in fg.ops for v in op.outputs}
     next_oid = max(op.oid for op in fg.ops) + 1
     ops: list[Op] = []
+    realized: set[int] = set()
     for op in fg.ops:
         x = fg.values.get(op.inputs[0]) if op.inputs else None
         shape = x.meta.shape if x is not None else None
@@ -402,11 +403,17 @@ def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> Functio
             # (a graph input): one kernel [M-CUDA cudagen: GroupNorm(1, C) of a
             # channels-last tensor, timm mobilevitv2; diffusers' Transformer2DModel norm of its input]
             ops.append(op)
+            if (op.name == "group_norm" and op.category == "reduction" and not op.free_reason
+                    and op.graph in conv_graphs and op.graph not in plain and shape is not None and len(shape) == 4
+                    and None not in shape and shape[2] * shape[3] > 1 and not _conv_written(op.inputs[0], producer)):
+                realized.add(op.oid)
             continue
         ops.append(replace(op, oid=next_oid, outputs=op.outputs[1:]))  # the statistics (mean, rstd)
         next_oid += 1
         ops.append(replace(op, name=GROUP_NORM_APPLY, category="pointwise", inputs=op.inputs + op.outputs[1:],
                            outputs=op.outputs[:1], reduce_numel=None, reduce_len=None, reduce_axis=None))
+    if realized:
+        fg = replace(fg, realized_norms=frozenset(realized))
     if len(ops) == len(fg.ops):
         return fg
     values = dict(fg.values)
@@ -1091,6 +1098,11 @@ class Scheduler:
             return (src is None or src.oid not in g.nodes) and (n.numel is None or rin is None or n.numel in (rin, rout))
         if n.kind == "pw":
             if n.op.name == GROUP_NORM_APPLY:
+                return False
+            if self.fg.realized_norms and n.op.name != "conv_layout" and not self.fg.realized_norms.isdisjoint(n.deps) \
+                    and not self.fg.realized_norms.isdisjoint(g.nodes):
+                # the group norm stores its output in the layout a convolution wants; what reads it is
+                # another kernel (split_group_norms)
                 return False
             if n.numel is None or rin is None:
                 return not split
