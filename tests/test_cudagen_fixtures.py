@@ -27,7 +27,6 @@ _CAT_SCAN = "a cat of slices read by a cumsum: Inductor writes each slice and th
 _FOLD = "F.fold (col2im) with overlapping windows is an accumulating store on CUDA: a zero fill, then the accumulation, kernels of their own; kpredict one pointwise kernel"
 _PERMUTED_COPY = "a permuted copy read by an elementwise op: Inductor computes both in one kernel; kpredict writes the copy first"
 _CONV_AFTER_LINEAR = "a convolution after a linear layer: Inductor keeps the bias in addmm and writes one layout copy; kpredict unfuses the bias and copies the weight once more"
-_CONV_AFTER_LINEAR_1X1 = "a 1x1 or depthwise convolution after a linear layer: Inductor keeps the bias in addmm and the convolution reads its output as it lies; kpredict unfuses the bias into a layout copy"
 KNOWN: dict[str, str] = {
     _OPS + "advanced_index.py::one_hot_counts": "one_hot's range check (_assert_async of all(ge & lt)) is a kernel on CUDA; kpredict's one_hot leaves it out compiled",
     _OPS + "advanced_index.py::one_hot_from_data": "num_classes read from the data (max(), a host read): the graphs differ; kpredict counts max, zeros and the scatter as aten calls",
@@ -36,9 +35,6 @@ KNOWN: dict[str, str] = {
     _OPS + "attention_strided.py::strided_chunks_bool_mask": _REWRITE + "; " + _SDPA_COPIES,
     _OPS + "conv_views.py::split_dense": _CONV_AFTER_LINEAR,
     _OPS + "conv_views.py::whole_dense": _CONV_AFTER_LINEAR,
-    _OPS + "conv_views.py::split_depthwise": _CONV_AFTER_LINEAR_1X1,
-    _OPS + "conv_views.py::split_pointwise": _CONV_AFTER_LINEAR_1X1,
-    _OPS + "conv_views.py::whole_depthwise": _CONV_AFTER_LINEAR_1X1,
     _OPS + "cuda_layouts.py::depthwise_pointwise": "two convolutions in a row: Inductor copies each one's input to channels-last; kpredict reads the second's input as the first wrote it",
     _OPS + "diff.py::packed_sequences": _CAT_SCAN,
     _OPS + "library_patterns.py::size_limit_and_keyword_arange": "a Python number raised to a tensor's power: a generated kernel for Inductor, an aten call (pow) for kpredict",
