@@ -383,8 +383,13 @@ def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> Functio
     reduction over that copy and the normalization a pointwise kernel over the input as it lies, which
     takes the pointwise ops after it (silu) [M-CUDA cudagen, torch 2.13: F.group_norm of a channels-last
     (1, 32, 8, 8) to (1, 64, 32, 32) tensor, then silu: triton_red/per_fused_..native_group_norm and
-    triton_poi_fused_..native_group_norm_silu; of a contiguous one, one kernel; diffusers' ResnetBlock2D].
-    rules/targets.toml `group_norm_layout_split`; plain: the graphs whose convolutions keep their layout."""
+    triton_poi_fused_..native_group_norm_silu; diffusers' ResnetBlock2D]. Of an input no convolution
+    wrote (a graph input) it is one kernel that stores its output in the convolution's layout, and what
+    reads it is another kernel (`realized_norms`, Scheduler.can_fuse) [M-CUDA cudagen: GroupNorm -> silu
+    -> conv of the input, triton_per_fused_..native_group_norm + triton_poi_fused_silu in place;
+    diffusers' Transformer2DModel norm of its input, one kernel;
+    fixtures/ops/cuda_layouts.py input_group_norm_silu_conv]. rules/targets.toml
+    `group_norm_layout_split`; plain: the graphs whose convolutions keep their layout."""
     if not conf.get("group_norm_layout_split") or not any(op.name == "group_norm" for op in fg.ops):
         return fg
     conv_graphs = {op.graph for op in fg.ops if op.category == "extern" and op.name in CONV_OPS}
@@ -395,18 +400,18 @@ def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> Functio
     for op in fg.ops:
         x = fg.values.get(op.inputs[0]) if op.inputs else None
         shape = x.meta.shape if x is not None else None
-        if (op.name != "group_norm" or op.category != "reduction" or op.free_reason or len(op.outputs) < 2
-                or op.graph not in conv_graphs or op.graph in plain or shape is None or len(shape) != 4
-                or None in shape or shape[2] * shape[3] == 1 or op.reduce_len in (None, shape[1] * shape[2] * shape[3])
-                or not _conv_written(op.inputs[0], producer)):
-            # one group (any order of the sample's elements will do), or an input no convolution wrote
-            # (a graph input): one kernel [M-CUDA cudagen: GroupNorm(1, C) of a
-            # channels-last tensor, timm mobilevitv2; diffusers' Transformer2DModel norm of its input]
-            ops.append(op)
-            if (op.name == "group_norm" and op.category == "reduction" and not op.free_reason
-                    and op.graph in conv_graphs and op.graph not in plain and shape is not None and len(shape) == 4
-                    and None not in shape and shape[2] * shape[3] > 1 and not _conv_written(op.inputs[0], producer)):
+        image_norm = (op.name == "group_norm" and op.category == "reduction" and not op.free_reason
+                      and op.graph in conv_graphs and op.graph not in plain and shape is not None
+                      and len(shape) == 4 and None not in shape and shape[2] * shape[3] != 1)
+        if image_norm and not _conv_written(op.inputs[0], producer):
+            if shape[2] * shape[3] > 1:  # type: ignore[index]
                 realized.add(op.oid)
+            ops.append(op)
+            continue
+        if not image_norm or len(op.outputs) < 2 or op.reduce_len in (None, shape[1] * shape[2] * shape[3]):  # type: ignore[index]
+            # one group: any order of the sample's elements will do, one kernel [M-CUDA cudagen:
+            # GroupNorm(1, C) of a channels-last tensor, timm mobilevitv2]
+            ops.append(op)
             continue
         ops.append(replace(op, oid=next_oid, outputs=op.outputs[1:]))  # the statistics (mean, rstd)
         next_oid += 1
