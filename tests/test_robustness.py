@@ -985,3 +985,20 @@ def test_a_negative_size_made_at_marker_values_slices_to_unknown() -> None:
 
     assert slice_dim(-3, None, 2, None) is None
     assert slice_dim(5, 1, None, 2) == 2
+
+
+def test_unbind_of_a_long_dim_is_not_a_million_views():
+    """torchvision's detection/_utils.py: `boxes.unbind(dim=-1)` where the last dim ends up a large
+    size made one view per element (174 s and 8.8 GB for the file); past MAX_PIECES the pieces are
+    unnamed and what reads them has unknown bytes, said as such."""
+    from kpredict.frontend.opsem import MAX_PIECES
+
+    src = (f"import torch\n\n\n# kpredict: example x=randn(2, {MAX_PIECES * 100})\n"
+           "def many(x):\n    a, b, *rest = x.unbind(1)\n    return a + b\n\n\n"
+           "# kpredict: example x=randn(2, 4)\ndef four(x):\n    x1, y1, x2, y2 = x.unbind(-1)\n"
+           "    return (x2 - x1) * (y2 - y1)\n")
+    rep = analyze_source(src.encode(), "u.py", Settings(target="cuda"))
+    many, four = rep.functions
+    assert many.eager.kernels == 1 and many.eager.bytes is None
+    assert any("unknown shape" in a for a in many.assumptions), many.assumptions
+    assert four.eager.kernels == 3 and four.eager.bytes == 72

@@ -527,6 +527,12 @@ def _view_layout(it: Interpreter, fact: OpFact, a: Args, base: TensorRef, out: T
         it.set_strides(out, new)
 
 
+# more pieces than this from unbind / split / chunk are left unnamed (a SplitRef, as for an unknown
+# count): a dim sized by a large symbolic value (boxes.unbind(-1) with its last dim unknown, then given
+# a met size) made a million views, 3 minutes and 8.8 GB on torchvision's detection/_utils.py
+MAX_PIECES = 1024
+
+
 def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: ast.AST) -> object:
     m = it.meta(base)
     shape = m.shape
@@ -534,6 +540,8 @@ def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: 
         dim = a.py(0, "dim", 0)
         n = shape[dim] if shape is not None and isinstance(dim, int) and -len(shape) <= dim < len(shape) else None
         if n is None:
+            return SplitRef(base.vid, "unbind")
+        if n > MAX_PIECES:
             return SplitRef(base.vid, "unbind")
         sub = tuple(d for i, d in enumerate(shape) if i != S.norm_dim(dim, len(shape)))  # type: ignore[arg-type]
         metas = [TensorMeta(sub, m.dtype, m.device)] * n
@@ -564,6 +572,8 @@ def _tuple_views(it: Interpreter, fact: OpFact, base: TensorRef, a: Args, node: 
                 elif fact.shape == "split" and isinstance(arg0, (tuple, list)):
                     sizes = list(arg0)
                 else:
+                    return SplitRef(base.vid, fact.name)
+                if len(sizes) > MAX_PIECES:
                     return SplitRef(base.vid, fact.name)
                 metas = [TensorMeta(shape[:d] + (s,) + shape[d + 1:], m.dtype, m.device) for s in sizes]
     outs = []
