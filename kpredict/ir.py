@@ -195,6 +195,9 @@ class FunctionGraph:
     attention_copies: frozenset[int] = frozenset()
     # group norms whose normalized output lowering stores (set by models.inductor.prepared): op ids
     realized_norms: frozenset[int] = frozenset()
+    # group norms over a channels-last image, whose split statistics take three levels (set by
+    # models.inductor.prepared): op ids
+    layout_norms: frozenset[int] = frozenset()
 
     def to_networkx(self):  # -> networkx.DiGraph
         """Ops and values as a bipartite DiGraph: ('v', vid) -> ('o', oid) -> ('v', vid)."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TypeGuard
 
-from kpredict.ir import DTYPE_SIZES, EAGER_REGION, FunctionGraph, Kernel, Op
+from kpredict.ir import DTYPE_SIZES, EAGER_REGION, FunctionGraph, Kernel, Op, Value
 from kpredict.models.eager import eager_kernels
 from kpredict.opfacts import attention_kernel, default_table, default_targets
 from kpredict.models.repeats import schedule_repeats
@@ -397,28 +397,37 @@ def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> Functio
     next_oid = max(op.oid for op in fg.ops) + 1
     ops: list[Op] = []
     realized: set[int] = set()
+    layout: set[int] = set()
     for op in fg.ops:
         x = fg.values.get(op.inputs[0]) if op.inputs else None
         shape = x.meta.shape if x is not None else None
         image_norm = (op.name == "group_norm" and op.category == "reduction" and not op.free_reason
                       and op.graph in conv_graphs and op.graph not in plain and shape is not None
                       and len(shape) == 4 and None not in shape and shape[2] * shape[3] != 1)
-        if image_norm and not _conv_written(op.inputs[0], producer):
+        if image_norm and not _conv_written(op.inputs[0], producer, values=fg.values):
             if shape[2] * shape[3] > 1:  # type: ignore[index]
                 realized.add(op.oid)
             ops.append(op)
             continue
-        if not image_norm or len(op.outputs) < 2 or op.reduce_len in (None, shape[1] * shape[2] * shape[3]):  # type: ignore[index]
-            # one group: any order of the sample's elements will do, one kernel [M-CUDA cudagen:
-            # GroupNorm(1, C) of a channels-last tensor, timm mobilevitv2]
+        if image_norm and op.reduce_len not in (None, shape[2] * shape[3]):  # type: ignore[index]
+            layout.add(op.oid)  # (a channel a group: an outer reduction, split in two as any other)
+        if not image_norm or len(op.outputs) < 2 or (op.reduce_len in (None, shape[1] * shape[2] * shape[3])  # type: ignore[index]
+                                                     and not (
+                op.oid in layout and op.reduce_len > conf["split_inner_min_len"]
+                and shape[0] < conf["split_inner_max_outputs"])):  # type: ignore[index]
+            # one group: any order of the sample's elements will do, one kernel, unless its statistics
+            # split [M-CUDA cudagen: GroupNorm(1, C) of a channels-last tensor, timm mobilevitv2; split:
+            # poolformerv2's first stage, its normalized output a kernel of its own]
             ops.append(op)
             continue
+        if op.oid in layout:
+            layout.add(next_oid)
         ops.append(replace(op, oid=next_oid, outputs=op.outputs[1:]))  # the statistics (mean, rstd)
         next_oid += 1
         ops.append(replace(op, name=GROUP_NORM_APPLY, category="pointwise", inputs=op.inputs + op.outputs[1:],
                            outputs=op.outputs[:1], reduce_numel=None, reduce_len=None, reduce_axis=None))
-    if realized:
-        fg = replace(fg, realized_norms=frozenset(realized))
+    if realized or layout:
+        fg = replace(fg, realized_norms=frozenset(realized), layout_norms=frozenset(layout))
     if len(ops) == len(fg.ops):
         return fg
     values = dict(fg.values)
@@ -554,9 +563,11 @@ def copy_attention_views(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     return replace(fg, ops=ops, values=values, attention_copies=fg.attention_copies | copy_ops)
 
 
-def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24) -> bool:
+def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24,
+                  values: dict[int, Value] | None = None) -> bool:
     """Whether a value is a convolution's output, or computed elementwise (or viewed) from one: in a
-    channels-last graph it lies channels-last."""
+    channels-last graph it lies channels-last. With `values`, so does an image that is an (N, H, W, C)
+    tensor's permute to (N, C, H, W) (timm's LayerNorm2d, metaformer's stem)."""
     stack, seen = [vid], set()
     while stack and len(seen) < depth:
         v = stack.pop()
@@ -568,9 +579,20 @@ def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24) -> bool:
             continue
         if p.category == "extern" and p.name in CONV_OPS:
             return True
+        if values is not None and p.name == "permute" and p.inputs and _nhwc_to_nchw(values, p.inputs[0], v):
+            return True
         if p.category in ("pointwise", "view") and p.inputs:
             stack.extend(p.inputs)
     return False
+
+
+def _nhwc_to_nchw(values: dict[int, Value], src: int, out: int) -> bool:
+    """Whether `out` is 4-D `src`'s last dim moved second: channels-last strides, if `src` is dense."""
+    a, b = values.get(src), values.get(out)
+    if a is None or b is None or not a.contiguous or len(a.meta.shape) != 4 or len(b.meta.shape) != 4:
+        return False
+    n, h, w, c = a.meta.shape
+    return tuple(b.meta.shape) == (n, c, h, w) and h != c
 
 
 def _generated_pointwise(p: Op | None) -> TypeGuard[Op]:
@@ -2166,9 +2188,21 @@ class Scheduler:
                     inner = g.red_axis in ("inner", "all")
                     per = rlen is not None and rlen <= (self.conf["persistent_max_len"] if inner else 64)
                     cat = "per" if per else "red"
+                # a group norm's statistics over a channels-last image split along the layout: partial
+                # sums per channel and slice of the map, then over the channels, then over the slices,
+                # three persistent kernels [M-CUDA cudagen with cuDNN's layout: conv -> GroupNorm(G, C)
+                # -> silu (-> conv) of (1, C, H, W), C in 32..256, G in 1..32, H in 4..64: wherever
+                # C/G x H x W > 8192, per + per + per + poi; timm poolformerv2]
+                layered = split and not self.fg.layout_norms.isdisjoint(own)
+                if layered:
+                    cat = "per"
                 kernels.append(Kernel(f"{prefix}_{cat}_fused_{joined}_{index}", tuple(sorted(own)), reads_v,
                                       writes_v if not split else (-1,), "generated", gi))
                 index += 1
+                if layered:
+                    kernels.append(Kernel(f"{prefix}_per_fused_{joined}_{index}", tuple(sorted(own)), (-1,), (-1,),
+                                          "generated", gi))
+                    index += 1
                 if split:
                     # the second level finishes the reduction; a full-size epilogue (softmax's
                     # normalization, layer_norm's affine) needs a third, pointwise kernel [NOTE B.4, C.2]
