@@ -118,7 +118,7 @@ class Op:
     compiled: str = "generated"  # generated | extern | fallback | eager (how Inductor emits it)
     reduce_numel: int | None = None  # for reductions: number of outputs x reduced length known?
     reduce_len: int | None = None
-    reduce_axis: str | None = None  # "inner" | "outer" | "all"
+    reduce_axis: str | None = None  # "inner" | "outer" | "all"; "window" for a pooling op (reduce_len: its size)
     free_reason: str | None = None  # why a normally launching op launches nothing here
     via: tuple[str, ...] = ()  # inlined call chain: qualnames of the helpers it came through
     region: int | None = None  # set when the op runs inside a call through a torch.compile'd function

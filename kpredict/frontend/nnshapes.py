@@ -128,7 +128,9 @@ def _nn_shape(rule: str, fact_name: str, a: Args, metas: list[TensorMeta]) -> NN
         d = _tuple(a.py(3, "dilation", 1), n, 1) if is_max else [1] * n
         ceil = bool(a.py(4 if is_max else 3, "ceil_mode", False))
         out = tuple(conv_out(x[-n + i], k[i], s[i], p[i], d[i], ceil) for i in range(n))
-        return NNShape(x[:-n] + out, n_out=2 if is_max else 1)
+        # the window's size, as a reduction's length: what each output loads (Scheduler.loads)
+        window = math.prod(k) if all(isinstance(v, int) for v in k) else None  # type: ignore[arg-type]
+        return NNShape(x[:-n] + out, S.ReduceInfo(None, window, "window"), n_out=2 if is_max else 1)
     if rule == "adaptive_pool":
         n = 3 if "3d" in fact_name else 1 if "1d" in fact_name else 2
         size = _tuple(a.py(0, "output_size", None), n, 1)

@@ -169,7 +169,7 @@ def norm_dim(d: int, rank: int) -> int:
 class ReduceInfo:
     out_shape: Shape
     reduce_len: int | None  # elements reduced per output
-    axis: str  # inner | outer | all | unknown
+    axis: str  # inner | outer | all | unknown | window (a pooling op: reduce_len is the window's size)
 
 
 def reduce_shape(shape: Shape, dims: list[int] | None, keepdim: bool) -> ReduceInfo:

@@ -1126,6 +1126,13 @@ class Scheduler:
         if n.kind == "pw":
             if n.op.name == GROUP_NORM_APPLY:
                 return False
+            if n.op.reduce_axis == "window" and (n.op.reduce_len or 2) > 1 and self.conf.get("stored_values_split") \
+                    and not n.deps.isdisjoint(g.nodes):
+                # a pooling window loads what the reduction's kernel writes at other indices than it
+                # writes them: a kernel of its own [M-CUDA cudagen: timm poolformerv2's GroupNorm(1, C)
+                # of an 8 x 8 map, then avg_pool2d(3, 1, 1): triton_red_..native_group_norm, then
+                # triton_poi_fused_avg_pool2d]
+                return False
             if self.fg.realized_norms and n.op.name != "conv_layout" and not self.fg.realized_norms.isdisjoint(n.deps) \
                     and not self.fg.realized_norms.isdisjoint(g.nodes):
                 # the group norm stores its output in the layout a convolution wants; what reads it is
