@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
-import operator
 import os
 from collections.abc import Callable, Iterator
 
@@ -44,7 +43,6 @@ _CTX_METHODS = ("save_for_backward", "mark_dirty", "mark_non_differentiable", "s
 
 
 _MISSING = object()
-_VER = operator.attrgetter("ver")
 MODULE_STEPS = 20_000  # statements run for the top level of one imported file
 
 
@@ -1575,6 +1573,7 @@ class ConstructMemo:
         objs, vers, entries = self.objs, self.vers, self.entries
         taken = []
         live: dict[tuple, set[int]] = {}  # per key, the ids of its entries here (not forgotten)
+        stale: set[int] | None = None  # kept objects changed since their snapshot, found once per call
         for e in self._independent(changed):
             if id(e) in have:
                 continue
@@ -1583,8 +1582,11 @@ class ConstructMemo:
                 ids = live[e.key] = set(map(id, entries.get(e.key, ())))
             if id(e) not in ids:  # forgotten (_forget)
                 continue
-            reach = e.reach  # changed since kept: compared in C, as it runs for every entry of every state
-            if list(map(vers.__getitem__, reach)) != list(map(_VER, map(objs.__getitem__, reach))):
+            if stale is None:
+                # one pass over the kept objects instead of one over each entry's reach: entries reach
+                # overlapping sets (a model's reaches every layer's), 11 of 78 s on qwen3_omni_moe
+                stale = {i for i, o in objs.items() if o.ver != vers[i]}
+            if stale and not stale.isdisjoint(e.reach):
                 continue
             have.add(id(e))
             taken.append(e)
