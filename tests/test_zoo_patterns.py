@@ -418,6 +418,38 @@ class Net(nn.Module):
     def forward(self, x):
         return self.bn(self.se(x))
 ''', 3),
+    # timm's dpn: get_norm_act_layer's result wrapped again (partial(..., eps=.001)), then unbound once
+    # more: a partial of a partial is flat, so the act bound first stays (setdefault) [dpn48b's head]
+    "partial_of_partial_is_flat": ('''
+def norm_act(layer, act):
+    kw = {}
+    if isinstance(layer, functools.partial):
+        kw.update(layer.keywords)
+        layer = layer.func
+    kw.setdefault("act", act)
+    return functools.partial(layer, **kw)
+
+
+class NormAct(nn.Module):
+    def __init__(self, n, eps=1e-5, act=None):
+        super().__init__()
+        self.norm = nn.LayerNorm(n, eps=eps)
+        self.act = act() if act is not None else nn.Identity()
+
+    def forward(self, x):
+        return self.act(self.norm(x))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        inner = functools.partial(norm_act(NormAct, nn.ReLU), eps=1e-3)
+        assert inner.func is NormAct
+        self.bn = norm_act(inner, None)(8)
+
+    def forward(self, x):
+        return self.bn(x)
+''', 2),
     # timm's resnet: `deep_stem = 'deep' in stem_type` (a substring test on plain strings)
     "substring_test": ('''
 class Stem(nn.Sequential):

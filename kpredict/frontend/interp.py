@@ -2173,7 +2173,13 @@ class Interpreter(ObjectModel):
         if dotted.startswith("builtins."):
             return self.builtin_call(dotted[9:], args, kwargs, node)
         if dotted == "functools.partial" and args:
-            return Partial(args[0], tuple(args[1:]), dict(kwargs))
+            inner = args[0]
+            if isinstance(inner, Partial):
+                # a partial of a partial is flattened, as CPython does: its .func is the innermost
+                # callable and its .keywords all of them (timm's get_norm_act_layer unbinds one level,
+                # then setdefault keeps the act_layer bound first: dpn48b's head is silu, not elu)
+                return Partial(inner.func, inner.args + tuple(args[1:]), {**inner.kwargs, **kwargs})
+            return Partial(inner, tuple(args[1:]), dict(kwargs))
         if dotted == "importlib.import_module" and args:
             return self.import_module(args[0], args[1] if len(args) > 1 else kwargs.get("package"), frame)
         args, kwargs = _as_tensors(args, kwargs)
