@@ -388,8 +388,9 @@ def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> Functio
     reads it is another kernel (`realized_norms`, Scheduler.can_fuse) [M-CUDA cudagen: GroupNorm -> silu
     -> conv of the input, triton_per_fused_..native_group_norm + triton_poi_fused_silu in place;
     diffusers' Transformer2DModel norm of its input, one kernel;
-    fixtures/ops/cuda_layouts.py input_group_norm_silu_conv]. rules/targets.toml
-    `group_norm_layout_split`; plain: the graphs whose convolutions keep their layout."""
+    fixtures/ops/cuda_layouts.py input_group_norm_silu_conv]. Statistics over more than 8,192 elements
+    a group, more than one channel a group, split in three levels (`layout_norms`, emit_kernels).
+    rules/targets.toml `group_norm_layout_split`; plain: the graphs whose convolutions keep their layout."""
     if not conf.get("group_norm_layout_split") or not any(op.name == "group_norm" for op in fg.ops):
         return fg
     conv_graphs = {op.graph for op in fg.ops if op.category == "extern" and op.name in CONV_OPS}
@@ -409,18 +410,24 @@ def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> Functio
                 realized.add(op.oid)
             ops.append(op)
             continue
-        if image_norm and op.reduce_len not in (None, shape[2] * shape[3]):  # type: ignore[index]
-            layout.add(op.oid)  # (a channel a group: an outer reduction, split in two as any other)
-        if not image_norm or len(op.outputs) < 2 or (op.reduce_len in (None, shape[1] * shape[2] * shape[3])  # type: ignore[index]
-                                                     and not (
-                op.oid in layout and op.reduce_len > conf["split_inner_min_len"]
-                and shape[0] < conf["split_inner_max_outputs"])):  # type: ignore[index]
+        if not image_norm or len(op.outputs) < 2:
+            ops.append(op)
+            continue
+        hw = shape[2] * shape[3]  # type: ignore[index]
+        # more than one channel a group: statistics that split take three levels (emit_kernels); a
+        # channel a group is an outer reduction, split in two as any other
+        layered = op.reduce_len not in (None, hw)
+        if op.reduce_len in (None, shape[1] * hw) and not (  # type: ignore[index]
+                layered and op.reduce_len > conf["split_inner_min_len"]
+                and shape[0] < conf["split_inner_max_outputs"]):  # type: ignore[index]
             # one group: any order of the sample's elements will do, one kernel, unless its statistics
             # split [M-CUDA cudagen: GroupNorm(1, C) of a channels-last tensor, timm mobilevitv2; split:
             # poolformerv2's first stage, its normalized output a kernel of its own]
+            if layered:
+                layout.add(op.oid)
             ops.append(op)
             continue
-        if op.oid in layout:
+        if layered:
             layout.add(next_oid)
         ops.append(replace(op, oid=next_oid, outputs=op.outputs[1:]))  # the statistics (mean, rstd)
         next_oid += 1
