@@ -36,6 +36,29 @@ def run(x):
     return MODEL(x)
 '''
 
+# timm's get_norm_act_layer (unbind a partial, setdefault the act, bind again) and a norm + act layer
+NORM_ACT = '''
+def norm_act(layer, act):
+    if layer is None:
+        return None
+    kw = {}
+    if isinstance(layer, functools.partial):
+        kw.update(layer.keywords)
+        layer = layer.func
+    kw.setdefault("act", act)
+    return functools.partial(layer, **kw)
+
+
+class NormAct(nn.Module):
+    def __init__(self, n, eps=1e-5, act=None):
+        super().__init__()
+        self.norm = nn.LayerNorm(n, eps=eps)
+        self.act = act() if act is not None else nn.Identity()
+
+    def forward(self, x):
+        return self.act(self.norm(x))
+'''
+
 CASES = {
     # timm's NesT: isinstance(img_size, collections.abc.Sequence) of an int; block counts from
     # (4 ** torch.arange(n)).flip(0).tolist()
@@ -387,27 +410,7 @@ class Net(nn.Module):
 ''', 3),
     # timm's efficientnet blocks: `se_layer(...) if se_layer else nn.Identity()` with a partial, and
     # get_norm_act_layer: `if norm_layer is None`, then the partial unbound (.func, .keywords) and rebound
-    "partial_truth_and_unbinding": ('''
-def norm_act(layer, act):
-    if layer is None:
-        return None
-    kw = {}
-    if isinstance(layer, functools.partial):
-        kw.update(layer.keywords)
-        layer = layer.func
-    kw.setdefault("act", act)
-    return functools.partial(layer, **kw)
-
-
-class NormAct(nn.Module):
-    def __init__(self, n, eps=1e-5, act=None):
-        super().__init__()
-        self.norm = nn.LayerNorm(n, eps=eps)
-        self.act = act() if act is not None else nn.Identity()
-
-    def forward(self, x):
-        return self.act(self.norm(x))
-
+    "partial_truth_and_unbinding": (NORM_ACT + '''
 
 class Net(nn.Module):
     def __init__(self, se_layer=functools.partial(nn.Linear, bias=False)):
@@ -420,25 +423,7 @@ class Net(nn.Module):
 ''', 3),
     # timm's dpn: get_norm_act_layer's result wrapped again (partial(..., eps=.001)), then unbound once
     # more: a partial of a partial is flat, so the act bound first stays (setdefault) [dpn48b's head]
-    "partial_of_partial_is_flat": ('''
-def norm_act(layer, act):
-    kw = {}
-    if isinstance(layer, functools.partial):
-        kw.update(layer.keywords)
-        layer = layer.func
-    kw.setdefault("act", act)
-    return functools.partial(layer, **kw)
-
-
-class NormAct(nn.Module):
-    def __init__(self, n, eps=1e-5, act=None):
-        super().__init__()
-        self.norm = nn.LayerNorm(n, eps=eps)
-        self.act = act() if act is not None else nn.Identity()
-
-    def forward(self, x):
-        return self.act(self.norm(x))
-
+    "partial_of_partial_is_flat": (NORM_ACT + '''
 
 class Net(nn.Module):
     def __init__(self):

@@ -321,6 +321,19 @@ def _layout_opt(fg: FunctionGraph, ops: list[Op], conf: dict) -> bool:
     return weighted <= total
 
 
+def reduction_splits(c: dict, rin: int | None, rout: int | None, axis: str | None) -> bool:
+    """Whether a CUDA reduction of `rin` elements into `rout` outputs splits into two kernels
+    (docs/notes/inductor-rules.md B.4)."""
+    if not c["split_reductions"] or rin is None or rout is None or rout == 0:
+        return False
+    rlen = rin // rout
+    if rout == 1:
+        return rlen > c["split_full_min_len"]
+    if axis == "outer":
+        return rout < c["split_outer_max_outputs"] and rlen > c["split_outer_min_len"]
+    return rout < c["split_inner_max_outputs"] and rlen > c["split_inner_min_len"]
+
+
 def _plain_layout_graphs(fg: FunctionGraph, conf: dict) -> set[int]:
     """Graphs with a convolution that Inductor keeps in the given layout (decide_layout_opt)."""
     graphs: dict[int, list[Op]] = {}
@@ -405,7 +418,7 @@ def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> Functio
         image_norm = (op.name == "group_norm" and op.category == "reduction" and not op.free_reason
                       and op.graph in conv_graphs and op.graph not in plain and shape is not None
                       and len(shape) == 4 and None not in shape and shape[2] * shape[3] != 1)
-        if image_norm and not _conv_written(op.inputs[0], producer, values=fg.values):
+        if image_norm and not _conv_written(op.inputs[0], producer, fg.values):
             if shape[2] * shape[3] > 1:  # type: ignore[index]
                 realized.add(op.oid)
             ops.append(op)
@@ -418,8 +431,7 @@ def split_group_norms(fg: FunctionGraph, conf: dict, plain: set[int]) -> Functio
         # channel a group is an outer reduction, split in two as any other
         layered = op.reduce_len not in (None, hw)
         if op.reduce_len in (None, shape[1] * hw) and not (  # type: ignore[index]
-                layered and op.reduce_len > conf["split_inner_min_len"]
-                and shape[0] < conf["split_inner_max_outputs"]):  # type: ignore[index]
+                layered and reduction_splits(conf, shape[0] * shape[1] * hw, shape[0], op.reduce_axis)):  # type: ignore[index]
             # one group: any order of the sample's elements will do, one kernel, unless its statistics
             # split [M-CUDA cudagen: GroupNorm(1, C) of a channels-last tensor, timm mobilevitv2; split:
             # poolformerv2's first stage, its normalized output a kernel of its own]
@@ -570,11 +582,10 @@ def copy_attention_views(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     return replace(fg, ops=ops, values=values, attention_copies=fg.attention_copies | copy_ops)
 
 
-def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24,
-                  values: dict[int, Value] | None = None) -> bool:
+def _conv_written(vid: int, producer: dict[int, Op], values: dict[int, Value], depth: int = 24) -> bool:
     """Whether a value is a convolution's output, or computed elementwise (or viewed) from one: in a
-    channels-last graph it lies channels-last. With `values`, so does an image that is an (N, H, W, C)
-    tensor's permute to (N, C, H, W) (timm's LayerNorm2d, metaformer's stem)."""
+    channels-last graph it lies channels-last. So does an image that is an (N, H, W, C) tensor's permute
+    to (N, C, H, W) (timm's LayerNorm2d, metaformer's stem)."""
     stack, seen = [vid], set()
     while stack and len(seen) < depth:
         v = stack.pop()
@@ -586,7 +597,7 @@ def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24,
             continue
         if p.category == "extern" and p.name in CONV_OPS:
             return True
-        if values is not None and p.name == "permute" and p.inputs and _nhwc_to_nchw(values, p.inputs[0], v):
+        if p.name == "permute" and p.inputs and _nhwc_to_nchw(values, p.inputs[0], v):
             return True
         if p.category in ("pointwise", "view") and p.inputs:
             stack.extend(p.inputs)
@@ -594,7 +605,8 @@ def _conv_written(vid: int, producer: dict[int, Op], depth: int = 24,
 
 
 def _nhwc_to_nchw(values: dict[int, Value], src: int, out: int) -> bool:
-    """Whether `out` is 4-D `src`'s last dim moved second: channels-last strides, if `src` is dense."""
+    """Whether `out` is 4-D `src`'s last dim moved second: channels-last strides, if `src` is dense
+    (H == C leaves the permutation unknown from the shapes alone: not taken)."""
     a, b = values.get(src), values.get(out)
     if a is None or b is None or not a.contiguous or len(a.meta.shape) != 4 or len(b.meta.shape) != 4:
         return False
@@ -868,15 +880,7 @@ class Scheduler:
         return self._splits(g.red[0], g.red[1], g.red_axis)
 
     def _splits(self, rin: int | None, rout: int | None, axis: str | None) -> bool:
-        c = self.conf
-        if not c["split_reductions"] or rin is None or rout is None or rout == 0:
-            return False
-        rlen = rin // rout
-        if rout == 1:
-            return rlen > c["split_full_min_len"]
-        if axis == "outer":
-            return rout < c["split_outer_max_outputs"] and rlen > c["split_outer_min_len"]
-        return rout < c["split_inner_max_outputs"] and rlen > c["split_inner_min_len"]
+        return reduction_splits(self.conf, rin, rout, axis)
 
     def realized(self, g: Group) -> int:
         """Scheduler nodes in a group: lowering inlines single-use pointwise ops, so only reductions
@@ -1133,7 +1137,7 @@ class Scheduler:
         if n.kind == "pw":
             if n.op.name == GROUP_NORM_APPLY:
                 return False
-            if n.op.reduce_axis == "window" and (n.op.reduce_len or 2) > 1 and self.conf.get("stored_values_split") \
+            if n.op.reduce_axis == "window" and n.op.reduce_len != 1 and self.conf.get("stored_values_split") \
                     and not n.deps.isdisjoint(g.nodes):
                 # a pooling window loads what the reduction's kernel writes at other indices than it
                 # writes them: a kernel of its own [M-CUDA cudagen: timm poolformerv2's GroupNorm(1, C)
