@@ -1317,6 +1317,8 @@ class Scheduler:
             self._recompute_cheap(groups, nodes, group_of, only=None if conv_free else self.fg.attention_copies)
         if self.attention_masks:
             self.copy_attention_masks(groups, nodes, group_of)
+        if self.conf.get("epilogue_into_larger_copy"):
+            self.inline_epilogue_tails(groups, nodes, group_of, bit)
         if self.conf.get("kernel_groups"):
             position = self._kernel_groups(groups, nodes, group_of, ops, deps)
             return self.emit_kernels(groups, nodes, group_of, ops, gi, position)
@@ -1533,6 +1535,94 @@ class Scheduler:
                 nodes[o].absorbed_into = first
                 group_of[o] = group_of[first]
             del groups[g.gid]
+
+    def inline_epilogue_tails(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int],
+                              bit: dict[int, int]) -> None:
+        """The last pointwise value of a reduction's kernel, read only by a pointwise op of more elements
+        (repeat_kv's copy of a normed key), is not stored when lowering did not store it: its expression
+        from the last value lowering stored (more than 30 ops and more than one load, or more than 8
+        loads: has_exceeded_max_reads, realize_hint) is inlined into the reader, which computes it again
+        from the reduction's stored statistics. The reader then reads what that expression reads (a
+        rotary table's inputs) and can fuse side by side with a sibling that reads them too [SRC torch
+        2.13 _inductor/graph.py run_node, ir.py StorageBox.realize_hint; M-CUDA cudagen: transformers
+        qwen3, the normed and rotated k copied for two query heads a key head, computed in the query
+        norm's kernel]."""
+        memo: dict[int, bool] = {}
+        for g in list(groups.values()):
+            if g.kind != "fused" or g.red is None or g.sealed or self.split(g) or g.gid not in groups:
+                continue
+            inside = set(g.nodes)
+            for e in reversed(g.nodes):
+                n = nodes[e]
+                users = self.users.get(e, ())
+                if n.kind != "pw" or len(users) != 1 or n.numel is None:
+                    continue
+                c = next(iter(users))
+                nc = nodes.get(c)
+                if nc is None or c in inside or nc.kind != "pw" or nc.absorbed_into is not None or nc.numel is None \
+                        or nc.numel <= n.numel:
+                    continue
+                gc = groups.get(group_of.get(c, -1))
+                if gc is None or gc.kind != "fused" or gc.red is not None:
+                    continue
+                if self._lowered(e, nodes, memo):
+                    continue
+                # the expression's nodes that nothing else reads move into the reader's kernel
+                moved = {e}
+                for o in sorted(inside, reverse=True):
+                    if o < e and nodes[o].kind == "pw" and self.users.get(o, set()) <= moved:
+                        moved.add(o)
+                for o in moved:
+                    nodes[o].absorbed_into = c
+                    group_of[o] = gc.gid
+                    g.mask &= ~bit[o]
+                g.nodes = [o for o in g.nodes if o not in moved]
+                break
+
+    def _lowered(self, o: int, nodes: dict[int, Node], memo: dict[int, bool]) -> bool:
+        """Whether lowering stores pointwise node o's value for the size of its inner function: more
+        than 8 loads, or more than one load and more than 30 ops (has_exceeded_max_reads, realize_hint).
+        The function inlines the pointwise values before it that lowering does not store; each input
+        of a cat is indexed apart, so a value two inputs of a cat read is counted twice (rotate_half's
+        halves of a normed key) [SRC torch 2.13 _inductor/ir.py Loops.inner_fn_opcount; M-CUDA cudagen:
+        the rotated half of qwen3's k times sin, 32 ops, stored; with sin an input, 28 ops, not]."""
+        r = memo.get(o)
+        if r is None:
+            memo[o] = False  # a cycle's guess
+            items: set[tuple] = set()
+            loads: set[tuple] = set()
+            self._expr(o, (), nodes, memo, items, loads)
+            r = memo[o] = len(loads) > REALIZE_ACC_READS or (len(loads) > 1 and len(items) + len(loads) > REALIZE_OPS)
+        return r
+
+    def _expr(self, o: int, tag: tuple, nodes: dict[int, Node], memo: dict[int, bool], items: set[tuple],
+              loads: set[tuple]) -> None:
+        """Adds node o's inner-function ops (`items`) and loads at index `tag` (a cat input's own
+        index), up to just past the 30-op threshold: one per op, two per input of a cat and one for
+        its select, a mean's divide (two) where its output is loaded, a view copy free."""
+        if (o, tag) in items or len(items) + len(loads) > REALIZE_OPS:
+            return
+        items.add((o, tag))
+        op = self.ops[o]
+        cat = op.name in ("cat", "stack")
+        if cat:
+            items.update((o, tag, i) for i in range(2 * len(op.inputs)))
+        elif op.name in COPY_OF_VIEW:
+            items.discard((o, tag))
+        for i, v in enumerate(op.inputs):
+            if _numel(self.fg, v) == 1:
+                continue
+            base, p = self._view_base(v)
+            sub = tag + ((o, i),) if cat else tag
+            d = nodes.get(p.oid) if p is not None else None
+            if d is not None and d.kind == "pw" and not self._stored(base) and all(
+                    u in nodes and nodes[u].kind == "pw" for u in self.users.get(p.oid, ())) \
+                    and not self._lowered(p.oid, nodes, memo):
+                self._expr(p.oid, sub, nodes, memo, items, loads)
+                continue
+            loads.add((base, sub))
+            if p is not None and p.name == "mean":
+                items.update({(p.oid, sub, "div"), (p.oid, sub, "n")})
 
     def _inner_ops(self, start: list[int], nodes: dict[int, Node]) -> int:
         """About the ops of the inner function a pointwise group's value is once lowering inlined the
@@ -1761,6 +1851,19 @@ class Scheduler:
         rin, rout = r.red  # type: ignore[misc]
         if p.numel is None:
             return True
+        if p.numel == rin and rout and (loops := self._loops(p)) is not None and loops[1]:
+            # a copy of a strided view keeps the view's loops: it joins a reduction's kernel only where
+            # they split into the reduction's rows and row length (SIMDKernel.is_compatible): repeat_kv's
+            # (kv heads, 2, T, D) copy with a per-head q norm's (H x T) rows, not with a norm over each
+            # token's whole projection [SRC torch 2.13 _inductor/codegen/simd.py can_fuse; M-CUDA
+            # cudagen: transformers qwen3, olmo2]
+            prefix = 1
+            for d in loops[0]:
+                prefix *= d
+                if prefix >= rout:
+                    break
+            if prefix != rout:
+                return False
         return p.numel == rout or (p.numel == rin and not self.split(r))
 
     # ------------------------------------------------------------------ rewrites
