@@ -101,6 +101,7 @@ def _numel(fg: FunctionGraph, vid: int) -> int | None:
 ZERO_CONSTANTS = ("zeros", "zeros_like", "new_zeros")
 ONE_CONSTANTS = ("ones", "ones_like", "new_ones")
 _NEUTRAL = frozenset(ZERO_CONSTANTS + ONE_CONSTANTS)
+FILLS = frozenset(ZERO_CONSTANTS + ONE_CONSTANTS + ("full", "full_like", "new_full"))  # aten.full once traced
 _NAME = operator.attrgetter("name")
 
 
@@ -847,6 +848,12 @@ class Scheduler:
     def node_for(self, op: Op, deps: set[int]) -> Node | None:
         if op.category in ("view", "alloc", "noop", "sync", "unknown") or op.free_reason:
             return None
+        if op.name == "cumsum" and op.inputs and (src := self._producers().get(self._view_base(op.inputs[0])[0])) \
+                is not None and src.name in FILLS:
+            # a running sum of a constant fill is an arange times the fill (pointless_cumsum_replacement):
+            # pointwise [SRC torch 2.13 _inductor/fx_passes/post_grad.py; M-CUDA cudagen: transformers
+            # opt's positions, torch.cumsum(torch.ones(B, T), dim=1), computed in the embedding's kernel]
+            return Node(op, "pw", _numel(self.fg, op.outputs[0]) if op.outputs else None, deps=deps)
         comp = op.compiled
         if op.category == "extern" and comp != "generated":
             return Node(op, "extern" if comp == "extern" else "fallback", None, deps=deps)
