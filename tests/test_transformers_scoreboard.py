@@ -36,7 +36,6 @@ MISSES: dict[str, str] = {
     "helium": _REALIZED + " (30 vs 31)",
     "gpt_bigcode": _REALIZED + " (20 vs 21)",
     "bloom": "compiled 23 vs 24, not read yet",
-    "biogpt": "eager: the default all-ones attention mask is checked on the host (fast_all: sum == numel, 3 kernels and a sync), which kpredict's create_causal_mask rule asks as mask.all() of a mask it does not know (33 vs 36); compiled 22 vs 23 not read yet",
     "phi3": "compiled 23 vs 21 (fused qkv projection, rotary on a slice), not read yet",
     "deberta_v2": "compiled 33 vs 31, not read yet",
     "mixtral": _MOE + " (eager 103 vs 123)",

@@ -1244,6 +1244,8 @@ class Scheduler:
                     users[d].append(o)
         self.rewrite_addmm(nodes, users)
         self.rewrite_attention(nodes, users)
+        if self.conf.get("attention_mask_copies"):
+            self.direct_attention_masks(nodes)
         self.rewrite_concat(nodes)
         # the two cuda lowering rules below were measured on graphs without convolutions only
         conv_free = bool(self.conf.get("concat_kernel_shared_inputs") or self.conf.get("recompute_cheap_reuse")) \
@@ -2092,6 +2094,16 @@ class Scheduler:
             if len(mask) == 1 and len(ds) == 1:
                 self.attention_masks[second.op.oid] = (chain[0], mask[0])
 
+    def direct_attention_masks(self, nodes: dict[int, Node]) -> None:
+        """A mask given to scaled_dot_product_attention itself is the attention call's input as a matched
+        pattern's is: copy_attention_masks treats both (the call stands for the mask's add)."""
+        for oid, n in nodes.items():
+            if n.op.name != "scaled_dot_product_attention" or len(n.op.inputs) < 4 or n.absorbed_into is not None:
+                continue
+            _base, p = self._view_base(n.op.inputs[3])
+            if p is not None and (m := nodes.get(p.oid)) is not None and m.kind == "pw":
+                self.attention_masks[oid] = (oid, p.oid)
+
     def copy_attention_masks(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int]) -> None:
         """The mask of an attention the pattern matcher made is an input of the attention call, and lowering
         asks it for a laid-out tensor: a view of a mask nothing has stored is copied before each call, the
@@ -2126,7 +2138,21 @@ class Scheduler:
                         todo.extend(h.nodes)
             first = min(attns)
             made = {st for o in inside for st in self.outs[o]}
-            reads = tuple(sorted({st for o in inside for st in self.ins[o]} - made))
+            read: set[int] = set()
+            todo, seen = list(inside), set()
+            while todo:  # a value computed again where it is read (_recompute_cheap) reads its own inputs
+                o = todo.pop()
+                if o in seen:
+                    continue
+                seen.add(o)
+                for v, st in zip(self.ops[o].inputs, self.ins[o]):
+                    p = self._producers().get(self._view_base(v)[0])
+                    if p is not None and (pn := nodes.get(p.oid)) is not None and pn.absorbed_into is not None \
+                            and p.oid not in inside:
+                        todo.append(p.oid)
+                    else:
+                        read.add(st)
+            reads = tuple(sorted(read - made))
             copy = MaskCopy(sorted(inside), reads, tuple(self.outs[max(inside)]))
             # copies that read a buffer in common fuse into one kernel, before the first call [M-CPU
             # fixtures/ops/attention_views.py masked_scores: the ids' mask, one kernel]; a mask made from
@@ -2281,7 +2307,15 @@ class Scheduler:
                         aten = "mm"
                         min(users, key=lambda u: u[0])[1].dtypes.add("__addmm__")
                 mc = self.mask_copies.get(op.oid)
-                if mc is not None:  # the mask copied before the call (copy_attention_masks)
+                if mc is not None and position is not None and kernels and kernels[-1].kind == "generated" \
+                        and kernels[-1].graph == gi:
+                    # the C++ kernel group right before the call takes the copy: one function [M-CPU timm
+                    # coatnet: the relative position bias copied in the q/k/v split's kernel]
+                    last = kernels[-1]
+                    kernels[-1] = Kernel(last.name, tuple(sorted(set(last.ops) | set(mc.nodes))),
+                                         tuple(dict.fromkeys(last.reads + mc.reads)),
+                                         tuple(dict.fromkeys(last.writes + mc.writes)), "generated", gi)
+                elif mc is not None:  # the mask copied before the call (copy_attention_masks)
                     mnames = "_".join(sorted(set(self.kernel_name_parts([nodes[o].op for o in mc.nodes], nodes))
                                              | {aten}))
                     cat = "poi_" if self.conf["categorized_names"] else ""
