@@ -1558,7 +1558,7 @@ class Scheduler:
         norm's kernel]."""
         memo: dict[int, bool] = {}
         for g in list(groups.values()):
-            if g.kind != "fused" or g.red is None or g.sealed or self.split(g) or g.gid not in groups:
+            if g.kind != "fused" or g.red is None or g.sealed or self.split(g):
                 continue
             inside = set(g.nodes)
             for e in reversed(g.nodes):
@@ -1574,7 +1574,7 @@ class Scheduler:
                 gc = groups.get(group_of.get(c, -1))
                 if gc is None or gc.kind != "fused" or gc.red is not None:
                     continue
-                if self._lowered(e, nodes, memo):
+                if self._stored_by_lowering(e, nodes, memo):
                     continue
                 # the expression's nodes that nothing else reads move into the reader's kernel
                 moved = {e}
@@ -1588,7 +1588,7 @@ class Scheduler:
                 g.nodes = [o for o in g.nodes if o not in moved]
                 break
 
-    def _lowered(self, o: int, nodes: dict[int, Node], memo: dict[int, bool]) -> bool:
+    def _stored_by_lowering(self, o: int, nodes: dict[int, Node], memo: dict[int, bool]) -> bool:
         """Whether lowering stores pointwise node o's value for the size of its inner function: more
         than 8 loads, or more than one load and more than 30 ops (has_exceeded_max_reads, realize_hint).
         The function inlines the pointwise values before it that lowering does not store; each input
@@ -1626,7 +1626,7 @@ class Scheduler:
             d = nodes.get(p.oid) if p is not None else None
             if d is not None and d.kind == "pw" and not self._stored(base) and all(
                     u in nodes and nodes[u].kind == "pw" for u in self.users.get(p.oid, ())) \
-                    and not self._lowered(p.oid, nodes, memo):
+                    and not self._stored_by_lowering(p.oid, nodes, memo):
                 self._expr(p.oid, sub, nodes, memo, items, loads)
                 continue
             loads.add((base, sub))
