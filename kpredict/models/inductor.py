@@ -21,7 +21,7 @@ import bisect
 import heapq
 import itertools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TypeGuard
@@ -1244,8 +1244,7 @@ class Scheduler:
                     users[d].append(o)
         self.rewrite_addmm(nodes, users)
         self.rewrite_attention(nodes, users)
-        if self.conf.get("attention_mask_copies"):
-            self.direct_attention_masks(nodes)
+        self.direct_attention_masks(nodes)
         self.rewrite_concat(nodes)
         # the two cuda lowering rules below were measured on graphs without convolutions only
         conv_free = bool(self.conf.get("concat_kernel_shared_inputs") or self.conf.get("recompute_cheap_reuse")) \
@@ -1784,21 +1783,31 @@ class Scheduler:
         s = memo.get(g.gid)
         if s is None:
             s = set()
-            todo, seen = list(g.nodes), set()
-            producer = self._producers()
-            while todo:
-                o = todo.pop()
-                if o in seen:
-                    continue
-                seen.add(o)
-                for v, st in zip(self.ops[o].inputs, self.ins[o]):
-                    s.add(self._read_key(v, st))
-                    s.add(("buf", st))  # the buffer at any index (_share_reads)
-                    p = producer.get(self._view_base(v)[0])
-                    if p is not None and (n := nodes.get(p.oid)) is not None and n.absorbed_into is not None:
-                        todo.append(p.oid)  # computed again in this kernel (_recompute_cheap): its reads too
+            for v, st, _again in self._reads_through(g.nodes, nodes):
+                s.add(self._read_key(v, st))
+                s.add(("buf", st))  # the buffer at any index (_share_reads)
             memo[g.gid] = s
         return s
+
+    def _reads_through(self, start: list[int] | set[int], nodes: dict[int, Node]) -> Iterator[tuple[int, int, bool]]:
+        """(value, storage, computed again) for each read of the nodes in `start`, and for each read of
+        the values computed again where they are read (absorbed nodes outside `start`: _recompute_cheap),
+        whose own reads follow theirs."""
+        inside = set(start)
+        todo, seen = list(start), set()
+        producer = self._producers()
+        while todo:
+            o = todo.pop()
+            if o in seen:
+                continue
+            seen.add(o)
+            for v, st in zip(self.ops[o].inputs, self.ins[o]):
+                p = producer.get(self._view_base(v)[0])
+                again = p is not None and p.oid not in inside and (n := nodes.get(p.oid)) is not None \
+                    and n.absorbed_into is not None
+                if again:
+                    todo.append(p.oid)  # type: ignore[union-attr]
+                yield v, st, again
 
     def _read_key(self, vid: int, st: int) -> int | tuple[int, int]:
         """A read as Inductor's fusion score sees it, a buffer at an index: the storage, or for a read
@@ -2096,7 +2105,9 @@ class Scheduler:
 
     def direct_attention_masks(self, nodes: dict[int, Node]) -> None:
         """A mask given to scaled_dot_product_attention itself is the attention call's input as a matched
-        pattern's is: copy_attention_masks treats both (the call stands for the mask's add)."""
+        pattern's is: copy_attention_masks treats both (the call stands for the mask's add) [SRC torch 2.13
+        _inductor/lowering.py sdpa_constraint; M-CUDA cudagen and M-CPU oracle: transformers biogpt, its
+        mask made from nothing copied before each attention call]."""
         for oid, n in nodes.items():
             if n.op.name != "scaled_dot_product_attention" or len(n.op.inputs) < 4 or n.absorbed_into is not None:
                 continue
@@ -2138,20 +2149,8 @@ class Scheduler:
                         todo.extend(h.nodes)
             first = min(attns)
             made = {st for o in inside for st in self.outs[o]}
-            read: set[int] = set()
-            todo, seen = list(inside), set()
-            while todo:  # a value computed again where it is read (_recompute_cheap) reads its own inputs
-                o = todo.pop()
-                if o in seen:
-                    continue
-                seen.add(o)
-                for v, st in zip(self.ops[o].inputs, self.ins[o]):
-                    p = self._producers().get(self._view_base(v)[0])
-                    if p is not None and (pn := nodes.get(p.oid)) is not None and pn.absorbed_into is not None \
-                            and p.oid not in inside:
-                        todo.append(p.oid)
-                    else:
-                        read.add(st)
+            # a value computed again where it is read (_recompute_cheap) is no buffer: its own reads are
+            read = {st for _v, st, again in self._reads_through(inside, nodes) if not again}
             reads = tuple(sorted(read - made))
             copy = MaskCopy(sorted(inside), reads, tuple(self.outs[max(inside)]))
             # copies that read a buffer in common fuse into one kernel, before the first call [M-CPU
