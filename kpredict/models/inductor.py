@@ -47,6 +47,9 @@ MAX_FUSION_SIZE = 64  # config.max_fusion_size [SRC torch/_inductor/config.py; N
 # nodes reading one buffer are tried as fusion pairs only with the next 64 of them, in order
 # [SRC torch 2.13 _inductor/config.py max_fusion_buffer_group_pairwise_attempts; scheduler.py get_possible_fusions]
 PAIRWISE_ATTEMPTS = 64
+# kernels side by side fuse only where their scheduler nodes lie at most this far apart in program order
+# [SRC torch 2.13 _inductor/scheduler.py are_long_distant_nodes, choices.py can_fuse_horizontal]
+FUSION_DISTANCE = 64
 # views that start away from their base's first element (a read through one is at another index)
 OFFSET_VIEWS = frozenset(("select", "narrow", "slice", "split", "split_with_sizes", "chunk", "unsafe_chunk", "unbind",
                           "tensor_split", "hsplit", "vsplit", "dsplit", "diagonal", "as_strided"))
@@ -766,6 +769,7 @@ class Scheduler:
         # a ConcatKernel's inputs after the first that it copies (a kernel each): cat oid -> input values
         self.concat_copies: dict[int, list[int]] = {}
         self.concats: set[int] = set()  # cats lowered as ConcatKernels in the graph being scheduled (concat_writers)
+        self._orders: dict[int, int] = {}  # node -> its place among the scheduler nodes (_scheduler_orders)
         # attention the pattern matcher made from a masked softmax: its oid -> (the mask add, the mask's node)
         self.attention_masks: dict[int, tuple[int, int]] = {}
         self.mask_copies: dict[int, MaskCopy] = {}  # attention oid -> the mask's copy before it
@@ -1037,7 +1041,7 @@ class Scheduler:
         if uses is None:
             uses = self._uses_memo = {}
             for op in self.fg.ops:
-                for v in set(op.inputs):
+                for v in set(op.inputs).difference(op.outputs):  # an in-place op does not read its own result
                     uses[v] = uses.get(v, 0) + 1
         return uses
 
@@ -1246,13 +1250,15 @@ class Scheduler:
         self.rewrite_attention(nodes, users)
         self.direct_attention_masks(nodes)
         self.rewrite_concat(nodes)
-        # the two cuda lowering rules below were measured on graphs without convolutions only
+        # the cat's pointwise-use rule and the recompute rule below were measured on graphs without
+        # convolutions only; the shared-input rule holds on both
         conv_free = bool(self.conf.get("concat_kernel_shared_inputs") or self.conf.get("recompute_cheap_reuse")) \
             and not any(n.op.name in CONV_OPS for n in nodes.values())
         if self.conf.get("concat_kernel"):
             self.concat_writers(nodes)
-        elif self.conf.get("concat_kernel_shared_inputs") and conv_free:
-            self.concat_writers(nodes, self._shared_input_cats(nodes))
+        elif self.conf.get("concat_kernel_shared_inputs"):
+            self.concat_writers(nodes, self._shared_input_cats(nodes, uses=conv_free))
+            self.concat_layouts(nodes)
         self.users = self.external_users(nodes, ops, gi)
         self.graph_nodes = nodes
         group_of: dict[int, int] = {}
@@ -1340,6 +1346,10 @@ class Scheduler:
                     for st in self._group_read_keys(g, nodes, group_reads):
                         readers.setdefault(st, set()).add(g.gid)
         dep_reach: dict[int, int] = {}  # gid -> what the group's nodes' outside dependencies reach (bit set)
+        order = self._scheduler_orders(nodes, group_of)
+        self._orders = order
+        span = {g.gid: (min(order.get(o, 0) for o in g.nodes), max(order.get(o, 0) for o in g.nodes))
+                for g in groups.values()}
 
         def reach_of(g: Group) -> int:
             """Nodes that g's inputs from outside g depend on, themselves included: g cannot merge with
@@ -1391,9 +1401,13 @@ class Scheduler:
                         continue
                     if not self._compatible(a, b, nodes):
                         continue
+                    (alo, ahi), (blo, bhi) = span[a.gid], span[b.gid]
+                    if max(abs(alo - bhi), abs(blo - ahi)) > FUSION_DISTANCE:
+                        continue
                     if reach_of(b) & a.mask or reach_of(a) & b.mask:
                         continue
                     self._absorb(a, b, group_of)
+                    span[a.gid] = (min(alo, blo), max(ahi, bhi))
                     dep_reach.pop(a.gid, None)
                     rb = group_reads.pop(b.gid, None) or self._group_read_keys(b, nodes, {})
                     if a.gid in group_reads:
@@ -1404,7 +1418,70 @@ class Scheduler:
                     changed = True
                     if shared_only:  # a reads more now: groups sharing only b's reads are candidates too
                         cands, k = after(pos[b.gid]), 0
-        return self.emit_kernels(groups, nodes, group_of, ops, gi)
+        return self.concat_copy_windows(self.emit_kernels(groups, nodes, group_of, ops, gi), nodes, gi)
+
+    def concat_copy_windows(self, kernels: list[Kernel], nodes: dict[int, Node], gi: int) -> list[Kernel]:
+        """A library kernel's output that several ConcatKernels take is copied into their slices by copy
+        nodes, one per concatenation, which fuse side by side only within 64 scheduler nodes of each
+        other: a DenseNet layer's output goes into the next few layers' concatenations by one kernel and
+        into the later ones by more. kpredict's concatenation kernels stand for one such kernel per
+        output; a kernel is added for each further window [SRC torch 2.13 _inductor/ir.py
+        ConcatKernel.realize_into (a copy of an extern output), scheduler.py are_long_distant_nodes;
+        M-CUDA cudagen: torchvision densenet121, fixtures/ops/concat_windows.py]."""
+        if not self.concats:
+            return kernels
+        orders = self._orders
+        targets: dict[int, list[int]] = {}  # extern output -> the ConcatKernels copying it, in order
+        for c in sorted(self.concats, key=lambda c: orders.get(c, 0)):
+            if nodes[c].absorbed_into is not None:
+                continue
+            for v in dict.fromkeys(nodes[c].op.inputs):
+                base, p = self._view_base(v)
+                if p is not None and p.graph == gi and (
+                        p.category in ("extern", "fallback") or p.compiled in ("extern", "fallback")):
+                    targets.setdefault(base, []).append(c)
+        extra: dict[int, list[int]] = {}  # first cat of a window -> the outputs a kernel copies again there
+        for v, cats in targets.items():
+            start = orders.get(cats[0], 0)
+            for c in cats[1:]:
+                if orders.get(c, 0) - start > FUSION_DISTANCE:
+                    extra.setdefault(c, []).append(v)
+                    start = orders.get(c, 0)
+        if not extra:
+            return kernels
+        out: list[Kernel] = []
+        index = len(kernels)
+        for k in kernels:
+            out.append(k)
+            for c in sorted(extra.keys() & set(k.ops)):
+                for v in extra[c]:
+                    out.append(Kernel(f"{self.conf['kernel_prefix']}_poi_fused_cat_{index}", (c,), (self._st(v),),
+                                      (), "generated", gi))
+                    index += 1
+        return out
+
+    def _scheduler_orders(self, nodes: dict[int, Node], group_of: dict[int, int]) -> dict[int, int]:
+        """Each node's place among the scheduler nodes lowering made, in program order: a library call, a
+        reduction and a value read outside its kernel or by more than one op are a buffer each (a node
+        each); a value inlined into its one reader takes the place of the node it joins. Inductor fuses
+        two kernels side by side only where these places lie at most 64 apart [SRC torch 2.13
+        _inductor/choices.py can_fuse_horizontal, scheduler.py are_long_distant_nodes: min_order,
+        max_order; M-CUDA cudagen: a dense block of 10 layers (DenseNet): a layer's output is copied
+        into the concatenations of the next 4-7 layers by one kernel, the later ones by another]."""
+        order: dict[int, int] = {}
+        k = 0
+        for oid, n in nodes.items():
+            if n.absorbed_into is not None:
+                continue
+            order[oid] = k
+            if oid in self.concats:  # lowering makes a node per input (a copy or its slice) and one for the cat
+                k += len(n.op.inputs)
+            users = self.users.get(oid, ())
+            g = group_of.get(oid)
+            if n.kind in ("extern", "fallback") or self.ops[oid].category == "reduction" or len(users) != 1 \
+                    or any(group_of.get(u) != g for u in users):
+                k += 1
+        return order
 
     def _kernel_groups(self, groups: dict[int, Group], nodes: dict[int, Node], group_of: dict[int, int],
                        ops: list[Op], deps: dict[int, set[int]]) -> dict[int, int]:
@@ -1657,9 +1734,9 @@ class Scheduler:
             for v in n.op.inputs:
                 base, p = self._view_base(v)
                 d = nodes.get(p.oid) if p is not None else None
-                if d is not None and d.kind == "pw" and not self._stored(base) and all(
+                if d is not None and d.kind == "pw" and not self._stored(base) and p.oid not in self.concats and all(
                         u in nodes and nodes[u].kind == "pw" for u in self.users.get(p.oid, ())):
-                    stack.append(p.oid)  # inlined
+                    stack.append(p.oid)  # inlined (a ConcatKernel's output is stored)
                 elif not copy:
                     ops += 1  # a load
         return ops
@@ -1944,35 +2021,82 @@ class Scheduler:
         inside = set(g.nodes)
         return all(d in inside for o in g.nodes for d in nodes[o].deps)
 
-    def _shared_input_cats(self, nodes: dict[int, Node]) -> set[int]:
+    def _shared_input_cats(self, nodes: dict[int, Node], uses: bool = True) -> set[int]:
         """The cats Inductor lowers as ConcatKernels on cuda (else a pointwise cat, fused with its readers):
-        those with an input read elsewhere too that is an unstored pointwise value (seen through views),
-        which a pointwise cat would compute again [SRC torch 2.13 _inductor/lowering.py cat,
-        any_input_has_multi_consumers; M-CUDA cudagen: transformers gpt2, torch.diff(position_ids,
-        prepend=...) in masking_utils.find_packed_sequence_indices: the prepended value and position_ids
-        each a kernel writing into the cat, then the cumsum]; and those that neither feed pointwise ops
-        only (with an input computed anyway) nor have every input computed anyway and none fed by a
-        reduction (fuse_pointwise_use, horizontal_fuse_cat) [M-CUDA cudagen: transformers persimmon,
-        the partial rotary q and k: the rotated half written by one kernel, the normed half copied]."""
+        those with an input read elsewhere too that another op reads as a pointwise use, or that is a
+        pointwise value still unstored when the cat is lowered (not stored for its readers, not realized
+        by a library call or an earlier ConcatKernel before it), which a pointwise cat would compute
+        again [SRC torch 2.13 _inductor/lowering.py cat, any_input_has_multi_consumers; M-CUDA cudagen:
+        transformers gpt2, torch.diff(position_ids, prepend=...) in masking_utils.
+        find_packed_sequence_indices: the prepended value and position_ids each a kernel writing into
+        the cat, then the cumsum; torchvision densenet121, the pooled map; timm rdnet_tiny, a stage's
+        last cat pointwise, its earlier outputs stored in earlier cats' slices]; and, with `uses` (graphs
+        without convolutions, where it is measured), those that neither feed pointwise ops only (with an
+        input computed anyway) nor have every input computed anyway and none fed by a reduction
+        (fuse_pointwise_use, horizontal_fuse_cat) [M-CUDA cudagen: transformers persimmon, the partial
+        rotary q and k: the rotated half written by one kernel, the normed half copied]."""
         cats: set[int] = set()
         readers = self._value_uses()
-        for oid, n in nodes.items():
+        in_concat: set[int] = set()  # inputs an earlier ConcatKernel stored into its slice
+        for oid, n in sorted(nodes.items()):
             if n.op.name != "cat" or n.absorbed_into is not None or n.kind != "pw" or len(n.op.inputs) < 2:
                 continue
             for v in n.op.inputs:
                 if readers.get(v, 0) < 2:
                     continue
-                _, p = self._view_base(v)
-                if _generated_pointwise(p):
+                base, p = self._view_base(v)
+                if self._pointwise_reader(v, n.op) or (
+                        _generated_pointwise(p) and base not in in_concat and not self._stored(base)
+                        and not self._realized_before(v, n.op)):
                     cats.add(oid)
                     break
             else:
+                if not uses:
+                    continue
                 self._stored_in_order()
                 lowers = [self._cat_input_lowers(v) for v in n.op.inputs]
                 if not (any(lowers) and self.pointwise_uses(n.op, ("cat", "constant_pad_nd"))) and not (
                         all(lowers) and not any(self._fed_by_reduction(v) for v in n.op.inputs)):
                     cats.add(oid)
+            if oid in cats:
+                in_concat.update(self._view_base(v)[0] for v in n.op.inputs)
         return cats
+
+    def _pointwise_reader(self, vid: int, cat: Op) -> bool:
+        """Whether an op other than `cat` reads the value as an op torch tags pointwise, through views and
+        concatenations of it alone (which post-grad passes remove) [SRC torch 2.13 _inductor/lowering.py
+        cat: any_input_has_multi_consumers, utils.py is_pointwise_use; M-CUDA cudagen: DenseNet, the pooled
+        map read by the first layer's batch norm and every later layer's cat, written into each cat's
+        slice by one kernel]."""
+        users, table = self._users(), default_table().ops
+        todo, seen = [vid], set()
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            for u in users.get(v, ()):
+                if u is cat or u.graph != cat.graph or v in u.outputs:
+                    continue
+                if u.category in PASSIVE or u.free_reason or (u.name == "cat" and len(u.inputs) == 1):
+                    todo.extend(u.outputs)
+                elif (f := table.get(u.name)) is not None and f.pointwise_use:
+                    return True
+        return False
+
+    def _realized_before(self, vid: int, op: Op) -> bool:
+        """Whether a library call before `op` reads the value (a convolution, through the layout copy kpredict
+        puts before it; an extern or fallback call): lowering that call realized it, so a later reader
+        finds a buffer, not a pointwise value to compute again [SRC torch 2.13 _inductor/ir.py
+        ExternKernel.realize_input]."""
+        for o in self.fg.ops:
+            if o is op:
+                return False
+            if vid in o.inputs and vid not in o.outputs and (
+                    o.name == "conv_layout" or o.category in ("extern", "fallback")
+                    or o.compiled in ("extern", "fallback")):
+                return True
+        return False
 
     def _stored_in_order(self) -> None:
         """Decide `_stored` for every pointwise value in program order, once: asked first of a value at
@@ -2045,6 +2169,16 @@ class Scheduler:
             first = _numel(self.fg, n.op.inputs[0])
             if first is not None and first != n.numel:
                 n.numel = first
+
+    def concat_layouts(self, nodes: dict[int, Node]) -> None:
+        """In a channels-last graph a ConcatKernel's output is laid out channels-last (as its inputs'
+        meta values are), so the convolution reading it needs no layout copy [SRC torch 2.13
+        _inductor/ir.py ConcatKernel.create: output_stride; M-CUDA cudagen: timm res2net50_14w_8s, the
+        1x1 convolution after each block's concatenation reads it as written]."""
+        for n in nodes.values():
+            if n.op.name == "conv_layout" and n.absorbed_into is None and len(n.deps) == 1 \
+                    and n.op.graph in self.fg.channels_last_graphs and (d := next(iter(n.deps))) in self.concats:
+                n.absorbed_into = d
 
     def rewrite_attention(self, nodes: dict[int, Node], users: dict[int, list[int]]) -> None:
         """softmax(q @ k^T * s) @ v -> one SDPA kernel where the target's pattern matcher does it."""
