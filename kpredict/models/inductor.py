@@ -141,10 +141,12 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
     moved: dict[int, int] = {}
     ops = []
     changed = False
+    written: set[int] = set()  # storages an op has written into in place so far (m[a:b] = 1 on zeros)
     for op in fg.ops:
         if op.name in ("add", "sub", "mul", "div") and len(op.inputs) == 2 and op.outputs and not op.free_reason:
             neutral = ZERO_CONSTANTS if op.name in ("add", "sub") else ONE_CONSTANTS
-            consts = [v for v in op.inputs if producer.get(v) is not None and producer[v].name in neutral]
+            consts = [v for v in op.inputs if producer.get(v) is not None and producer[v].name in neutral
+                      and values[v].storage not in written]
             others = [v for v in op.inputs if v not in consts]
             if op.name in ("sub", "div") and consts and consts[0] != op.inputs[1]:
                 consts = []
@@ -154,6 +156,7 @@ def fold_constants(fg: FunctionGraph) -> FunctionGraph:
                     ops.append(_as_view(op, others[0], values, "folded: adds zero / multiplies by one", moved))
                     changed = True
                     continue
+        written.update(values[v].storage for v in op.mutates if v in values)
         ops.append(op)
     if not changed:
         return fg
@@ -700,6 +703,39 @@ def choose_layout(fg: FunctionGraph, conf: dict, off: set[int]) -> FunctionGraph
     return replace(fg, ops=ops, values=values)
 
 
+def functionalize_view_writes(fg: FunctionGraph) -> FunctionGraph:
+    """A write into part of a tensor the graph made (`m = x.new_zeros(...); m[a:b, c:d] = k`) is, once
+    functionalized, a pointwise op over the whole tensor that reads its previous value (slice_scatter),
+    so the writes chain and fuse with each other and with what reads the result, where eager launches
+    one kernel per write [SRC torch 2.13 torch/_functorch functionalization, _inductor/lowering.py
+    slice_scatter; M-CUDA cudagen: torchvision swin_t's shifted-window mask, nine writes into a zeros map
+    in one or two kernels; fixtures/ops/view_writes.py]. Each such op writes the whole tensor (a new
+    value of the same storage) and reads the one before."""
+    made: dict[int, tuple[int, int]] = {}  # storage a generated op made -> (its latest whole value, graph)
+    values, ops, changed = fg.values, [], False
+    next_vid = None
+    for op in fg.ops:
+        out = op.outputs[0] if len(op.outputs) == 1 else None
+        if out is not None and op.mutates == (out,) and op.category == "pointwise" and op.compiled == "generated" \
+                and not op.free_reason and (st := values[out].storage) in made and made[st][0] != out \
+                and made[st][1] == op.graph:
+            whole = values[made[st][0]]
+            if whole.meta.shape is not None:
+                if next_vid is None:
+                    values, next_vid = dict(values), max(values) + 1
+                nv = replace(whole, vid=next_vid, producer=op.oid, name=None)
+                values[next_vid] = nv
+                op = replace(op, inputs=(*op.inputs, made[st][0]), outputs=(next_vid,), mutates=(next_vid,))
+                made[st] = (next_vid, op.graph)
+                next_vid += 1
+                changed = True
+        elif op.category == "pointwise" and op.compiled == "generated" and not op.mutates and out is not None \
+                and not any(values[v].storage == values[out].storage for v in op.inputs if v in values):
+            made[values[out].storage] = (out, op.graph)
+        ops.append(op)
+    return replace(fg, ops=ops, values=values) if changed else fg
+
+
 def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
     """The graph Inductor schedules: without eager-only ops (torch.nn catalogue), constants folded,
     layout copies shared (C++). Each step returns its input when it changes nothing."""
@@ -707,6 +743,7 @@ def prepared(fg: FunctionGraph, conf: dict) -> FunctionGraph:
         fg = replace(fg, ops=[op for op in fg.ops if op.only != "eager"])
     fg = fold_constants(fg)
     fg = fold_convert_chains(fg)
+    fg = functionalize_view_writes(fg)
     convs = conf.get("layout_optimization") == "heuristic" and any(op.name in CONV_OPS for op in fg.ops)
     plain = _plain_layout_graphs(fg, conf) if convs else set()  # decided once for both passes below
     if convs:
