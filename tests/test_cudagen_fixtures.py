@@ -22,7 +22,6 @@ STORE = json.loads(STORES[-1].read_text()) if STORES else {"files": {}}
 # file::function -> why kpredict's count differs from cudagen's (read from the launches' names; stop 47)
 _OPS = "fixtures/ops/"
 _REWRITE = "attention written as matmul/softmax/matmul: Inductor's pattern matcher makes it SDPA, kpredict's pattern does not match this form"
-_SDPA_COPIES = "SDPA's inputs taken from a split of one projection: Inductor copies q, k and v to the layout the efficient-attention kernel needs, a kernel each; kpredict one"
 _CAT_SCAN = "a cat of slices read by a cumsum: Inductor writes each slice and the cat with kernels of their own before the scan; kpredict fuses them into it"
 _FOLD = "F.fold (col2im) with overlapping windows is an accumulating store on CUDA: a zero fill, then the accumulation, kernels of their own; kpredict one pointwise kernel"
 _PERMUTED_COPY = "a permuted copy read by an elementwise op: Inductor computes both in one kernel; kpredict writes the copy first"
@@ -32,7 +31,10 @@ KNOWN: dict[str, str] = {
     _OPS + "advanced_index.py::one_hot_from_data": "num_classes read from the data (max(), a host read): the graphs differ; kpredict counts max, zeros and the scatter as aten calls",
     _OPS + "attention_strided.py::five_dims": _REWRITE,
     _OPS + "attention_strided.py::mask_and_head_sizes": _REWRITE,
-    _OPS + "attention_strided.py::strided_chunks_bool_mask": _REWRITE + "; " + _SDPA_COPIES,
+    _OPS + "attention_strided.py::strided_chunks": "SDPA of views whose last dim has a stride other than 1: "
+    "compiled, Inductor copies q, k and v (three kernels, each reading the input at its own offset) and calls "
+    "efficient attention; kpredict takes eager's math path (bmm, softmax, bmm), its q and k copies two kernels "
+    "(5 launches matched by chance until sibling copies fused only on reads at the same index)",
     _OPS + "conv_views.py::split_dense": _CONV_AFTER_LINEAR,
     _OPS + "conv_views.py::whole_dense": _CONV_AFTER_LINEAR,
     _OPS + "cuda_layouts.py::depthwise_pointwise": "two convolutions in a row: Inductor copies each one's input to channels-last; kpredict reads the second's input as the first wrote it",

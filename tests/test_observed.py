@@ -56,9 +56,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     (H200, "fixtures/models/llama_block.py::LlamaDecoderLayer.forward", "compiled"):
         "cuda: the memory-efficient SDPA's q/k/v and mask are prepared by three generated kernels (16); kpredict "
         "predicts the cpu flash kernel's two (14)",
-    (H200, "fixtures/models/causal_attention.py::CausalSelfAttention.forward", "compiled"):
-        "cuda: the qkv projection's bias epilogue is written as three kernels, one per q/k/v slice feeding its "
-        "bmm (9); kpredict fuses it into one, as Inductor does on cpu (7)",
     (H200, "fixtures/models/mha_block.py::CrossAttention.forward", "compiled"):
         "cuda: the q and kv bias epilogues are written next to each bmm as separate kernels (14); kpredict "
         "predicts 12 (on cpu it already differs: tests/test_models_oracle.py KNOWN)",

@@ -807,6 +807,7 @@ class Scheduler:
         self.concat_copies: dict[int, list[int]] = {}
         self.concats: set[int] = set()  # cats lowered as ConcatKernels in the graph being scheduled (concat_writers)
         self._orders: dict[int, int] = {}  # node -> its place among the scheduler nodes (_scheduler_orders)
+        self._any_index_reads = False  # pointwise siblings fuse on a read of a buffer at any index (_share_reads)
         # attention the pattern matcher made from a masked softmax: its oid -> (the mask add, the mask's node)
         self.attention_masks: dict[int, tuple[int, int]] = {}
         self.mask_copies: dict[int, MaskCopy] = {}  # attention oid -> the mask's copy before it
@@ -1385,6 +1386,7 @@ class Scheduler:
         dep_reach: dict[int, int] = {}  # gid -> what the group's nodes' outside dependencies reach (bit set)
         order = self._scheduler_orders(nodes, group_of)
         self._orders = order
+        self._any_index_reads = any(n.op.name in CONV_OPS for n in nodes.values())  # see _share_reads
         span = {g.gid: (min(order.get(o, 0) for o in g.nodes), max(order.get(o, 0) for o in g.nodes))
                 for g in groups.values()}
 
@@ -1933,24 +1935,25 @@ class Scheduler:
             key, producer, v = st, self._producers(), vid
             p = producer.get(v)
             while p is not None and p.category == "view" and p.inputs:
-                if p.name in OFFSET_VIEWS:
-                    key = (st, v)
+                if p.name in OFFSET_VIEWS and _numel(self.fg, v) != _numel(self.fg, p.inputs[0]):
+                    key = (st, v)  # a part of its base (a whole-range slice, `cos[None, :, :]`, is not)
                 v = p.inputs[0]
                 p = producer.get(v)
             memo[vid] = key
         return key
 
     def _share_reads(self, a: Group, b: Group, nodes: dict[int, Node], memo: dict[int, set]) -> bool:
-        """Whether two groups read something in common as Inductor's fusion score counts it: with a
-        reduction, the same buffer at the same index (MemoryDep equality; the buffer-overlap score never
-        applies to reductions) [SRC torch 2.13 _inductor/scheduler.py score_fusion_memory,
-        _can_use_buffer_overlap_scoring; M-CUDA cudagen: transformers persimmon, the q and k layer norms
-        of one qkv projection are two kernels]. Two pointwise groups: the same buffer at any index. That
-        is not Inductor's rule (min_overlap_ratio 1.1 turns the overlap score off; loop reordering fuses
-        some such pairs, coatnet's q/k/v copies, and not others, phi3's k rotary and v copy) but the one
-        measured closer on the zoos (docs/zoo-scoreboard.md, stop 51)."""
+        """Whether two groups read something in common as Inductor's fusion score counts it: the same
+        buffer at the same index (MemoryDep equality; the buffer-overlap score is off: min_overlap_ratio
+        1.1) [SRC torch 2.13 _inductor/scheduler.py score_fusion_memory, _can_use_buffer_overlap_scoring;
+        M-CUDA cudagen: transformers persimmon, the q and k layer norms of one qkv projection are two
+        kernels; a packed qkv's q, k and v copies are three (fixtures/ops/packed_qkv.py); phi3, deberta;
+        diffusers flux's q and k rotary, which read cos and sin at the same index, one]. In graphs with
+        convolutions two pointwise groups share any read of the same buffer, at any index: not Inductor's
+        rule, but there it stands in for layout copies of channel slices kpredict makes and Inductor does
+        not (res2net, mixnet: the same-index rule loses six zoo models; docs/zoo-scoreboard.md, stop 57)."""
         ka, kb = self._group_read_keys(a, nodes, memo), self._group_read_keys(b, nodes, memo)
-        if a.red is None and b.red is None:
+        if a.red is None and b.red is None and self._any_index_reads:
             return not ka.isdisjoint(kb)
         return any(k in kb for k in ka if not (isinstance(k, tuple) and k[0] == "buf"))
 
