@@ -532,7 +532,7 @@ def copy_attention_views(fg: FunctionGraph, conf: dict) -> FunctionGraph:
         """A cat input read from a library kernel's output or a graph input, as it is."""
         st = values[v].storage if v in values else v
         p = producer.get(values[st].producer) if st in values and values[st].producer is not None else None
-        return p is None or p.category in ("extern", "fallback") or p.compiled in ("extern", "fallback")
+        return p is None or _library_call(p)
 
     def copied(v: int, graph: int) -> bool:
         val = values.get(v)
@@ -619,6 +619,12 @@ def _nhwc_to_nchw(values: dict[int, Value], src: int, out: int) -> bool:
         return False
     n, h, w, c = a.meta.shape
     return tuple(b.meta.shape) == (n, c, h, w) and h != c
+
+
+def _library_call(op: Op) -> bool:
+    """Whether Inductor calls a library for the op (an extern kernel or an aten fallback): its output is
+    a buffer of fixed layout, and its inputs are realized."""
+    return op.category in ("extern", "fallback") or op.compiled in ("extern", "fallback")
 
 
 def _generated_pointwise(p: Op | None) -> TypeGuard[Op]:
@@ -1290,8 +1296,10 @@ class Scheduler:
         self.rewrite_concat(nodes)
         # the cat's pointwise-use rule and the recompute rule below were measured on graphs without
         # convolutions only; the shared-input rule holds on both
+        has_conv = any(n.op.name in CONV_OPS for n in nodes.values())
+        self._any_index_reads = has_conv  # see _share_reads
         conv_free = bool(self.conf.get("concat_kernel_shared_inputs") or self.conf.get("recompute_cheap_reuse")) \
-            and not any(n.op.name in CONV_OPS for n in nodes.values())
+            and not has_conv
         if self.conf.get("concat_kernel"):
             self.concat_writers(nodes)
         elif self.conf.get("concat_kernel_shared_inputs"):
@@ -1384,9 +1392,7 @@ class Scheduler:
                     for st in self._group_read_keys(g, nodes, group_reads):
                         readers.setdefault(st, set()).add(g.gid)
         dep_reach: dict[int, int] = {}  # gid -> what the group's nodes' outside dependencies reach (bit set)
-        order = self._scheduler_orders(nodes, group_of)
-        self._orders = order
-        self._any_index_reads = any(n.op.name in CONV_OPS for n in nodes.values())  # see _share_reads
+        order = self._orders = self._scheduler_orders(nodes, group_of)
         span = {g.gid: (min(order.get(o, 0) for o in g.nodes), max(order.get(o, 0) for o in g.nodes))
                 for g in groups.values()}
 
@@ -1476,8 +1482,7 @@ class Scheduler:
                 continue
             for v in dict.fromkeys(nodes[c].op.inputs):
                 base, p = self._view_base(v)
-                if p is not None and p.graph == gi and (
-                        p.category in ("extern", "fallback") or p.compiled in ("extern", "fallback")):
+                if p is not None and p.graph == gi and _library_call(p):
                     targets.setdefault(base, []).append(c)
         extra: dict[int, list[int]] = {}  # first cat of a window -> the outputs a kernel copies again there
         for v, cats in targets.items():
@@ -1517,7 +1522,7 @@ class Scheduler:
                 k += len(n.op.inputs)
             users = self.users.get(oid, ())
             g = group_of.get(oid)
-            if n.kind in ("extern", "fallback") or self.ops[oid].category == "reduction" or len(users) != 1 \
+            if n.kind in ("extern", "fallback") or n.op.category == "reduction" or len(users) != 1 \
                     or any(group_of.get(u) != g for u in users):
                 k += 1
         return order
@@ -2129,14 +2134,10 @@ class Scheduler:
         puts before it; an extern or fallback call): lowering that call realized it, so a later reader
         finds a buffer, not a pointwise value to compute again [SRC torch 2.13 _inductor/ir.py
         ExternKernel.realize_input]."""
-        for o in self.fg.ops:
-            if o is op:
-                return False
-            if vid in o.inputs and vid not in o.outputs and (
-                    o.name == "conv_layout" or o.category in ("extern", "fallback")
-                    or o.compiled in ("extern", "fallback")):
-                return True
-        return False
+        pos, _ = self._read_index()
+        at = pos[op.oid]
+        return any(pos[o.oid] < at and vid not in o.outputs and (o.name == "conv_layout" or _library_call(o))
+                   for o in self._users().get(vid, ()))
 
     def _stored_in_order(self) -> None:
         """Decide `_stored` for every pointwise value in program order, once: asked first of a value at
@@ -2155,7 +2156,7 @@ class Scheduler:
         value lowering has not stored, or a view of a buffer whose layout is fixed (a graph input, a
         library kernel's output); not a stored value of a generated kernel, whose layout the cat picks."""
         base, p = self._view_base(vid)
-        if p is None or p.category in ("extern", "fallback") or p.compiled in ("extern", "fallback"):
+        if p is None or _library_call(p):
             return True
         if _generated_pointwise(p):
             return not self._stored(base)
